@@ -1,0 +1,46 @@
+# Two commands set up a machine: `make run` serves the app, `make test` passes the tests.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test lint install install-dev browser migrate
+
+# The install stamps depend on pyproject.toml, so a changed pin reinstalls.
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+# The embedded default: SQLite under var/, tasks in-process, seeded catalogue, no services.
+run: install
+	@test -s var/secret_key || (mkdir -p var && $(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key)
+	SECRET_KEY=$$(cat var/secret_key) $(BIN)/python manage.py migrate --no-input
+	SECRET_KEY=$$(cat var/secret_key) $(BIN)/python manage.py load_catalog
+	SECRET_KEY=$$(cat var/secret_key) $(BIN)/python manage.py ensure_admin
+	@echo "Serving GPU Advisor on http://$(HOST):$(PORT)/"
+	SECRET_KEY=$$(cat var/secret_key) $(BIN)/gunicorn config.wsgi:application \
+		--bind $(HOST):$(PORT) --workers 2 --access-logfile -
+
+# Debian's Chromium for the browser tests (Playwright's own browser download cannot work here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else echo "Install Debian's chromium package (sudo apt-get install chromium) for the browser tests"; exit 1; fi; }
+
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	DEBUG=1 $(BIN)/python manage.py makemigrations --check --dry-run
+
+test: install-dev browser
+	SECRET_KEY=$${SECRET_KEY:-tests-only-not-a-secret} $(BIN)/pytest $(PYTEST_ARGS)

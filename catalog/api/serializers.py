@@ -1,0 +1,48 @@
+from rest_framework import serializers
+
+from catalog.models import Gpu, Offer
+
+
+class GpuSerializer(serializers.ModelSerializer):
+    memory_bytes = serializers.IntegerField(read_only=True)
+    url = serializers.HyperlinkedIdentityField(
+        view_name="api:gpu-detail", lookup_field="canonical_key"
+    )
+
+    class Meta:
+        model = Gpu
+        exclude = ["id"]
+
+
+class OfferSerializer(serializers.ModelSerializer):
+    provider = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    provider_name = serializers.CharField(source="provider.name", read_only=True)
+    gpu = serializers.SlugRelatedField(slug_field="canonical_key", read_only=True)
+    gpu_name = serializers.CharField(source="gpu.name", read_only=True)
+    gpu_memory_gib = serializers.DecimalField(
+        source="gpu.memory_gib", max_digits=8, decimal_places=2, read_only=True
+    )
+    usd_per_gpu_hour = serializers.FloatField(read_only=True)
+
+    class Meta:
+        model = Offer
+        fields = [
+            "id",
+            "provider",
+            "provider_name",
+            "instance_type",
+            "region",
+            "zone",
+            "gpu",
+            "gpu_name",
+            "gpu_count",
+            "gpu_memory_gib",
+            "accelerator_name",
+            "vcpus",
+            "ram_gib",
+            "pricing_model",
+            "usd_per_hour",
+            "usd_per_gpu_hour",
+            "source",
+            "price_observed_at",
+        ]

@@ -1,0 +1,1 @@
+"""Catalogue facts as plain Python: GPU specs, price quotes, name matching. No Django here."""

@@ -1,0 +1,42 @@
+"""A price quote: one provider's price for one instance in one place, as a feed reports it."""
+
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
+from enum import StrEnum
+
+
+# Prices are kept to a millionth of a dollar per hour: feeds write binary-float noise such as
+# 0.36979999999999996, which would otherwise look like a price change on every refresh.
+USD_QUANTUM = Decimal("0.000001")
+
+
+def usd_amount(value: Decimal) -> Decimal:
+    return value.quantize(USD_QUANTUM, rounding=ROUND_HALF_EVEN)
+
+
+class PricingModel(StrEnum):
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+
+
+@dataclass(frozen=True)
+class PriceQuote:
+    provider: str
+    instance_type: str
+    region: str
+    zone: str
+    accelerator_name: str
+    gpu_count: int
+    pricing_model: PricingModel
+    usd_per_hour: Decimal
+    source: str
+    # What the feed says about the GPU beyond its name; both help tell look-alikes apart.
+    gpu_memory_gib: Decimal | None = None
+    gpu_description: str = ""
+    vcpus: Decimal | None = None
+    ram_gib: Decimal | None = None
+
+    @property
+    def offer_key(self) -> tuple[str, str, str, str, str]:
+        """What identifies the offer across refreshes: the same instance, place and model."""
+        return (self.provider, self.instance_type, self.region, self.zone, self.pricing_model)

@@ -1,0 +1,1 @@
+"""Price sources. Each module turns one source's format into PriceQuote dataclasses."""

@@ -1,0 +1,65 @@
+"""One FilterSet per list, shared by the REST API and the HTML pages."""
+
+import django_filters as filters
+
+from catalog.models import PRICING_MODEL_CHOICES, Gpu, Offer, Provider, Vendor
+
+
+class GpuFilter(filters.FilterSet):
+    vendor = filters.ChoiceFilter(choices=Vendor.choices)
+    architecture = filters.CharFilter(lookup_expr="iexact")
+    min_memory_gib = filters.NumberFilter(
+        field_name="memory_gib", lookup_expr="gte", min_value=0, label="Min. memory (GiB)"
+    )
+    supports_tf32 = filters.BooleanFilter()
+    supports_bf16 = filters.BooleanFilter()
+    supports_fp8 = filters.BooleanFilter()
+    ordering = filters.OrderingFilter(
+        fields=(
+            ("name", "name"),
+            ("vendor", "vendor"),
+            ("memory_gib", "memory_gib"),
+            ("memory_bandwidth_gb_s", "memory_bandwidth_gb_s"),
+            ("bf16_tflops_dense", "bf16_tflops_dense"),
+            ("fp16_tflops_dense", "fp16_tflops_dense"),
+            ("fp8_tflops_dense", "fp8_tflops_dense"),
+            ("tdp_watts", "tdp_watts"),
+            ("release_year", "release_year"),
+        )
+    )
+
+    class Meta:
+        model = Gpu
+        fields = ["vendor", "architecture", "supports_tf32", "supports_bf16", "supports_fp8"]
+
+
+class OfferFilter(filters.FilterSet):
+    gpu = filters.ModelChoiceFilter(
+        queryset=Gpu.objects.all(), to_field_name="canonical_key", label="GPU"
+    )
+    vendor = filters.ChoiceFilter(field_name="gpu__vendor", choices=Vendor.choices)
+    provider = filters.ModelChoiceFilter(queryset=Provider.objects.all(), to_field_name="key")
+    region = filters.CharFilter(lookup_expr="iexact")
+    pricing_model = filters.ChoiceFilter(choices=PRICING_MODEL_CHOICES)
+    gpu_count = filters.NumberFilter(min_value=1, max_value=64, label="GPUs per instance")
+    min_gpu_memory_gib = filters.NumberFilter(
+        field_name="gpu__memory_gib", lookup_expr="gte", min_value=0, label="Min. GPU memory (GiB)"
+    )
+    max_usd_per_hour = filters.NumberFilter(
+        field_name="usd_per_hour", lookup_expr="lte", min_value=0, label="Max. $/hour"
+    )
+    max_usd_per_gpu_hour = filters.NumberFilter(
+        field_name="usd_per_gpu_hour", lookup_expr="lte", min_value=0, label="Max. $/GPU-hour"
+    )
+    ordering = filters.OrderingFilter(
+        fields=(
+            ("usd_per_hour", "usd_per_hour"),
+            ("usd_per_gpu_hour", "usd_per_gpu_hour"),
+            ("gpu_count", "gpu_count"),
+            ("gpu__memory_gib", "gpu_memory_gib"),
+        )
+    )
+
+    class Meta:
+        model = Offer
+        fields = ["gpu", "vendor", "provider", "region", "pricing_model", "gpu_count"]

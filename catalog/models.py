@@ -1,0 +1,174 @@
+"""Catalogue tables: GPUs (datasheet facts), providers, offers and their price history.
+
+Units are in field names: memory in GiB (2^30 bytes), bandwidth in decimal GB/s, compute in
+dense TFLOPS / TOPS, prices in USD per hour.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.db.models.functions import Cast
+from django.urls import reverse
+
+from catalog.domain.quotes import PricingModel
+from catalog.domain.specs import GIB
+
+PRICING_MODEL_CHOICES = [(PricingModel.ON_DEMAND.value, "on-demand"), (PricingModel.SPOT.value, "spot")]
+SPEC_DECIMAL = {"max_digits": 10, "decimal_places": 2, "null": True, "blank": True}
+
+
+class Vendor(models.TextChoices):
+    NVIDIA = "NVIDIA"
+    AMD = "AMD"
+    INTEL = "Intel"
+    GOOGLE = "Google"
+
+
+class Confidence(models.TextChoices):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class Gpu(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    canonical_key = models.SlugField(max_length=40, unique=True)
+    vendor = models.CharField(max_length=20, choices=Vendor.choices)
+    architecture = models.CharField(max_length=60)
+    release_year = models.PositiveSmallIntegerField(null=True, blank=True)
+    memory_gib = models.DecimalField(max_digits=8, decimal_places=2)
+    memory_type = models.CharField(max_length=40)
+    memory_bandwidth_gb_s = models.DecimalField(max_digits=9, decimal_places=1)
+    fp64_tflops = models.DecimalField(**SPEC_DECIMAL)
+    fp32_tflops = models.DecimalField(**SPEC_DECIMAL)
+    tf32_tflops_dense = models.DecimalField(**SPEC_DECIMAL)
+    bf16_tflops_dense = models.DecimalField(**SPEC_DECIMAL)
+    fp16_tflops_dense = models.DecimalField(**SPEC_DECIMAL)
+    fp8_tflops_dense = models.DecimalField(**SPEC_DECIMAL)
+    int8_tops_dense = models.DecimalField(**SPEC_DECIMAL)
+    supports_tf32 = models.BooleanField(default=False)
+    supports_bf16 = models.BooleanField(default=False)
+    supports_fp8 = models.BooleanField(default=False)
+    tdp_watts = models.PositiveIntegerField(null=True, blank=True)
+    form_factor = models.CharField(max_length=100, blank=True)
+    interconnect = models.CharField(max_length=100, blank=True)
+    interconnect_gb_s = models.DecimalField(**SPEC_DECIMAL)
+    mig_max_instances = models.PositiveSmallIntegerField(null=True, blank=True)
+    sparsity_halved = models.BooleanField(
+        default=False, help_text="The datasheet quoted sparse figures; stored values are halved."
+    )
+    aliases = models.JSONField(default=list, blank=True, help_text="How providers spell it.")
+    confidence = models.CharField(max_length=10, choices=Confidence.choices)
+    notes = models.TextField(blank=True)
+    source_url = models.URLField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["vendor", "-memory_gib", "name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(memory_gib__gt=0), name="gpu_memory_positive"),
+            models.CheckConstraint(
+                condition=Q(memory_bandwidth_gb_s__gt=0), name="gpu_bandwidth_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(bf16_tflops_dense__isnull=True) | Q(bf16_tflops_dense__gte=0),
+                name="gpu_bf16_tflops_non_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("catalog:gpu-detail", kwargs={"canonical_key": self.canonical_key})
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(self.memory_gib * GIB)
+
+
+class Provider(models.Model):
+    key = models.SlugField(max_length=40, unique=True)
+    name = models.CharField(max_length=100)
+    website = models.URLField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Offer(models.Model):
+    """One rentable instance in one place under one pricing model, with its current price."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="offers")
+    instance_type = models.CharField(max_length=100)
+    region = models.CharField(max_length=100)
+    zone = models.CharField(max_length=100, blank=True)
+    gpu = models.ForeignKey(Gpu, on_delete=models.PROTECT, related_name="offers")
+    gpu_count = models.PositiveSmallIntegerField()
+    accelerator_name = models.CharField(
+        max_length=100, help_text="The GPU name as the provider spells it."
+    )
+    vcpus = models.DecimalField(max_digits=7, decimal_places=1, null=True, blank=True)
+    ram_gib = models.DecimalField(max_digits=9, decimal_places=1, null=True, blank=True)
+    pricing_model = models.CharField(max_length=10, choices=PRICING_MODEL_CHOICES)
+    usd_per_hour = models.DecimalField(max_digits=12, decimal_places=6)
+    # Derived by the database so it can never disagree with the price it comes from.
+    usd_per_gpu_hour = models.GeneratedField(
+        expression=Cast(F("usd_per_hour"), models.FloatField()) / F("gpu_count"),
+        output_field=models.FloatField(),
+        db_persist=True,
+    )
+    source = models.CharField(max_length=200, help_text="Where the current price came from.")
+    price_observed_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["usd_per_gpu_hour", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "instance_type", "region", "zone", "pricing_model"],
+                name="offer_natural_key",
+            ),
+            models.CheckConstraint(condition=Q(gpu_count__gte=1), name="offer_gpu_count_positive"),
+            models.CheckConstraint(condition=Q(usd_per_hour__gt=0), name="offer_price_positive"),
+            models.CheckConstraint(
+                condition=Q(pricing_model__in=[m.value for m in PricingModel]),
+                name="offer_pricing_model_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["gpu", "pricing_model"]),
+            models.Index(fields=["usd_per_hour"]),
+        ]
+
+    def __str__(self) -> str:
+        where = f"{self.region}/{self.zone}" if self.zone else self.region
+        return f"{self.provider.key} {self.instance_type} {where} ({self.pricing_model})"
+
+
+class PriceHistory(models.Model):
+    """Every price an offer has had: from feeds, and from staff edits (with who and the old value)."""
+
+    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="history")
+    usd_per_hour = models.DecimalField(max_digits=12, decimal_places=6)
+    previous_usd_per_hour = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True
+    )
+    observed_at = models.DateTimeField()
+    source = models.CharField(max_length=200)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+
+    class Meta:
+        ordering = ["-observed_at", "-id"]
+        verbose_name_plural = "price history"
+        constraints = [
+            models.CheckConstraint(condition=Q(usd_per_hour__gt=0), name="history_price_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.offer_id}: ${self.usd_per_hour}/h at {self.observed_at:%Y-%m-%d %H:%M}"
