@@ -8,8 +8,14 @@ from catalog.services import offer_price_set
 @admin.register(Gpu)
 class GpuAdmin(admin.ModelAdmin):
     list_display = [
-        "name", "vendor", "architecture", "memory_gib", "memory_bandwidth_gb_s",
-        "bf16_tflops_dense", "fp8_tflops_dense", "confidence",
+        "name",
+        "vendor",
+        "architecture",
+        "memory_gib",
+        "memory_bandwidth_gb_s",
+        "bf16_tflops_dense",
+        "fp8_tflops_dense",
+        "confidence",
     ]
     list_filter = ["vendor", "architecture", "confidence", "supports_fp8", "supports_bf16"]
     search_fields = ["name", "canonical_key", "architecture"]
@@ -39,16 +45,36 @@ class OfferAdmin(admin.ModelAdmin):
     """Offers come from price feeds; staff correct a price here and the history records who."""
 
     list_display = [
-        "instance_type", "provider", "region", "zone", "gpu", "gpu_count", "pricing_model",
-        "usd_per_hour", "usd_per_gpu_hour", "price_observed_at",
+        "instance_type",
+        "provider",
+        "region",
+        "zone",
+        "gpu",
+        "gpu_count",
+        "pricing_model",
+        "usd_per_hour",
+        "usd_per_gpu_hour",
+        "price_observed_at",
     ]
     list_filter = ["provider", "gpu__vendor", "pricing_model", "gpu", "region"]
     list_select_related = ["provider", "gpu"]
     search_fields = ["instance_type", "region", "zone", "gpu__name", "provider__name"]
     readonly_fields = [
-        "provider", "instance_type", "region", "zone", "gpu", "gpu_count", "accelerator_name",
-        "vcpus", "ram_gib", "pricing_model", "usd_per_gpu_hour", "source", "price_observed_at",
-        "created_at", "updated_at",
+        "provider",
+        "instance_type",
+        "region",
+        "zone",
+        "gpu",
+        "gpu_count",
+        "accelerator_name",
+        "vcpus",
+        "ram_gib",
+        "pricing_model",
+        "usd_per_gpu_hour",
+        "source",
+        "price_observed_at",
+        "created_at",
+        "updated_at",
     ]
     inlines = [PriceHistoryInline]
 
@@ -69,7 +95,14 @@ class OfferAdmin(admin.ModelAdmin):
 
 @admin.register(PriceHistory)
 class PriceHistoryAdmin(admin.ModelAdmin):
-    list_display = ["offer", "observed_at", "usd_per_hour", "previous_usd_per_hour", "source", "changed_by"]
+    list_display = [
+        "offer",
+        "observed_at",
+        "usd_per_hour",
+        "previous_usd_per_hour",
+        "source",
+        "changed_by",
+    ]
     list_filter = ["source", "offer__provider"]
     list_select_related = ["offer__provider", "changed_by"]
     search_fields = ["offer__instance_type"]

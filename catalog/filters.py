@@ -1,8 +1,11 @@
 """One FilterSet per list, shared by the REST API and the HTML pages."""
 
 import django_filters as filters
+from django import forms
 
 from catalog.models import PRICING_MODEL_CHOICES, Gpu, Offer, Provider, Vendor
+
+ANY_YES_NO = forms.Select(choices=[("", "any"), ("true", "yes"), ("false", "no")])
 
 
 class GpuFilter(filters.FilterSet):
@@ -11,9 +14,9 @@ class GpuFilter(filters.FilterSet):
     min_memory_gib = filters.NumberFilter(
         field_name="memory_gib", lookup_expr="gte", min_value=0, label="Min. memory (GiB)"
     )
-    supports_tf32 = filters.BooleanFilter()
-    supports_bf16 = filters.BooleanFilter()
-    supports_fp8 = filters.BooleanFilter()
+    supports_tf32 = filters.BooleanFilter(label="TF32", widget=ANY_YES_NO)
+    supports_bf16 = filters.BooleanFilter(label="BF16", widget=ANY_YES_NO)
+    supports_fp8 = filters.BooleanFilter(label="FP8", widget=ANY_YES_NO)
     ordering = filters.OrderingFilter(
         fields=(
             ("name", "name"),

@@ -13,7 +13,10 @@ from django.urls import reverse
 from catalog.domain.quotes import PricingModel
 from catalog.domain.specs import GIB
 
-PRICING_MODEL_CHOICES = [(PricingModel.ON_DEMAND.value, "on-demand"), (PricingModel.SPOT.value, "spot")]
+PRICING_MODEL_CHOICES = [
+    (PricingModel.ON_DEMAND.value, "on-demand"),
+    (PricingModel.SPOT.value, "spot"),
+]
 SPEC_DECIMAL = {"max_digits": 10, "decimal_places": 2, "null": True, "blank": True}
 
 
@@ -150,7 +153,7 @@ class Offer(models.Model):
 
 
 class PriceHistory(models.Model):
-    """Every price an offer has had: from feeds, and from staff edits (with who and the old value)."""
+    """Every price an offer has had, from feeds and from staff edits (who, and the old value)."""
 
     offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="history")
     usd_per_hour = models.DecimalField(max_digits=12, decimal_places=6)

@@ -98,7 +98,13 @@ def offers_upsert(
     )
     gpu_ids = dict(Gpu.objects.values_list("canonical_key", "id"))
     existing = {
-        (offer.provider.key, offer.instance_type, offer.region, offer.zone, offer.pricing_model): offer
+        (
+            offer.provider.key,
+            offer.instance_type,
+            offer.region,
+            offer.zone,
+            offer.pricing_model,
+        ): offer
         for offer in Offer.objects.filter(provider_id__in=provider_ids.values()).select_related(
             "provider"
         )
@@ -225,7 +231,10 @@ def catalog_load_bundled(*, data_dir: Path = BUNDLED_DATA_DIR) -> CatalogLoadRep
                 if match.canonical_key is None:
                     report.unmatched.append(
                         UnmatchedQuote(
-                            quote.provider, quote.instance_type, quote.accelerator_name, match.reason
+                            quote.provider,
+                            quote.instance_type,
+                            quote.accelerator_name,
+                            match.reason,
                         )
                     )
                 else:

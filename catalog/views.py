@@ -1,8 +1,7 @@
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
 from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-
 from django_filters import FilterSet
 
 from catalog.filters import GpuFilter, OfferFilter

@@ -4,7 +4,6 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from enum import StrEnum
 
-
 # Prices are kept to a millionth of a dollar per hour: feeds write binary-float noise such as
 # 0.36979999999999996, which would otherwise look like a price change on every refresh.
 USD_QUANTUM = Decimal("0.000001")

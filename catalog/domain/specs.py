@@ -64,7 +64,9 @@ def _decimal(row: dict[str, str], column: str, *, required: bool = False) -> Dec
     try:
         value = Decimal(raw)
     except ArithmeticError as error:
-        raise SpecError(f"{row.get('canonical_key', '?')}: {column}={raw!r} is not a number") from error
+        raise SpecError(
+            f"{row.get('canonical_key', '?')}: {column}={raw!r} is not a number"
+        ) from error
     if value < 0:
         raise SpecError(f"{row.get('canonical_key', '?')}: {column}={raw!r} is negative")
     return value

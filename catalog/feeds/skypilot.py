@@ -159,10 +159,14 @@ def parse_vms_csv(lines: Iterable[str], *, provider: str, source: str) -> Parsed
             else:
                 gcp_accelerators[key] = row
             continue
-        if provider == "gcp" and instance_type and not accelerator:
-            if _GCP_HOST.match(instance_type):
-                gcp_hosts.append(row)
-                continue
+        if (
+            provider == "gcp"
+            and instance_type
+            and not accelerator
+            and _GCP_HOST.match(instance_type)
+        ):
+            gcp_hosts.append(row)
+            continue
         if not accelerator or not count:
             result.skipped.append(
                 SkippedRow(provider, row.line, instance_type, "", "no accelerator (CPU-only)")
@@ -171,7 +175,10 @@ def parse_vms_csv(lines: Iterable[str], *, provider: str, source: str) -> Parsed
         if count != int(count) or count < 1:
             result.skipped.append(
                 SkippedRow(
-                    provider, row.line, instance_type, accelerator,
+                    provider,
+                    row.line,
+                    instance_type,
+                    accelerator,
                     f"fractional GPU count {count} (a shared slice, not a whole GPU)",
                 )
             )
@@ -180,24 +187,38 @@ def parse_vms_csv(lines: Iterable[str], *, provider: str, source: str) -> Parsed
             PricingModel.ON_DEMAND: _price(row.get("Price")),
             PricingModel.SPOT: _price(row.get("SpotPrice")),
         }
-        if prices[PricingModel.SPOT] is not None and prices[PricingModel.SPOT] == prices[
-            PricingModel.ON_DEMAND
-        ]:
+        if (
+            prices[PricingModel.SPOT] is not None
+            and prices[PricingModel.SPOT] == prices[PricingModel.ON_DEMAND]
+        ):
             result.skipped.append(
                 SkippedRow(
-                    provider, row.line, instance_type, accelerator,
+                    provider,
+                    row.line,
+                    instance_type,
+                    accelerator,
                     "spot price equals on-demand (suspect feed value); spot not loaded",
                 )
             )
             prices[PricingModel.SPOT] = None
         quotes = _quotes_for(
-            provider, source, instance_type, accelerator, int(count), row.get("Region"),
-            row.get("AvailabilityZone"), prices, _gpu_info(row.get("GpuInfo")),
-            _decimal(row.get("vCPUs")), _decimal(row.get("MemoryGiB")),
+            provider,
+            source,
+            instance_type,
+            accelerator,
+            int(count),
+            row.get("Region"),
+            row.get("AvailabilityZone"),
+            prices,
+            _gpu_info(row.get("GpuInfo")),
+            _decimal(row.get("vCPUs")),
+            _decimal(row.get("MemoryGiB")),
         )
         if not quotes:
             result.skipped.append(
-                SkippedRow(provider, row.line, instance_type, accelerator, "no price (empty, 0 or 700.0)")
+                SkippedRow(
+                    provider, row.line, instance_type, accelerator, "no price (empty, 0 or 700.0)"
+                )
             )
         result.quotes.extend(quotes)
 
@@ -223,7 +244,10 @@ def _join_gcp(
         if accelerator is None or gpu_row is None:
             result.skipped.append(
                 SkippedRow(
-                    provider, host.line, host.get("InstanceType"), accelerator or "",
+                    provider,
+                    host.line,
+                    host.get("InstanceType"),
+                    accelerator or "",
                     "GCP host VM without a matching GPU price row in this extract",
                 )
             )
@@ -232,16 +256,29 @@ def _join_gcp(
         prices: dict[PricingModel, Decimal | None] = {}
         for model, column in ((PricingModel.ON_DEMAND, "Price"), (PricingModel.SPOT, "SpotPrice")):
             host_price, gpu_price = _price(host.get(column)), _price(gpu_row.get(column))
-            prices[model] = None if host_price is None or gpu_price is None else host_price + gpu_price
+            prices[model] = (
+                None if host_price is None or gpu_price is None else host_price + gpu_price
+            )
         quotes = _quotes_for(
-            provider, source, host.get("InstanceType"), accelerator, count, host.get("Region"),
-            host.get("AvailabilityZone"), prices, _gpu_info(gpu_row.get("GpuInfo")),
-            _decimal(host.get("vCPUs")), _decimal(host.get("MemoryGiB")),
+            provider,
+            source,
+            host.get("InstanceType"),
+            accelerator,
+            count,
+            host.get("Region"),
+            host.get("AvailabilityZone"),
+            prices,
+            _gpu_info(gpu_row.get("GpuInfo")),
+            _decimal(host.get("vCPUs")),
+            _decimal(host.get("MemoryGiB")),
         )
         if not quotes:
             result.skipped.append(
                 SkippedRow(
-                    provider, host.line, host.get("InstanceType"), accelerator,
+                    provider,
+                    host.line,
+                    host.get("InstanceType"),
+                    accelerator,
                     "no price (empty, 0 or 700.0) on the host or GPU row",
                 )
             )
@@ -250,7 +287,10 @@ def _join_gcp(
         if key not in used:
             result.skipped.append(
                 SkippedRow(
-                    provider, row.line, "", key[0],
+                    provider,
+                    row.line,
+                    "",
+                    key[0],
                     f"GCP GPU price row ({key[1]}x {key[0]}) without a host VM row in this extract",
                 )
             )

@@ -1,3 +1,5 @@
+from decimal import ROUND_HALF_UP, Decimal
+
 from django import template
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -24,8 +26,12 @@ def sort_header(context: template.Context, field: str, label: str) -> str:
 
 
 @register.filter
-def usd(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"${value:,.{digits}f}"
+def usd(value: float | Decimal | None, digits: int = 2) -> str:
+    """Dollars, rounded half-up the same way whether the value is a Decimal or a float."""
+    if value is None:
+        return "—"
+    rounded = Decimal(str(value)).quantize(Decimal(10) ** -digits, rounding=ROUND_HALF_UP)
+    return f"${rounded:,}"
 
 
 @register.filter

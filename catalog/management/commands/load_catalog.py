@@ -60,7 +60,8 @@ class Command(BaseCommand):
         if unmatched:
             self.stdout.write(
                 self.style.WARNING(
-                    f"Offers not loaded because their GPU could not be matched: {len(report.unmatched)}"
+                    "Offers not loaded because their GPU could not be matched: "
+                    f"{len(report.unmatched)}"
                 )
             )
             for provider, accelerator, reason, count in unmatched:

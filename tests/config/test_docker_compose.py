@@ -1,0 +1,80 @@
+"""docker-compose.yml, read as Compose reads it (no Docker engine runs on these machines)."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def services() -> dict:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    return compose["services"]
+
+
+def command_text(service: dict) -> str:
+    command = service["command"]
+    return command if isinstance(command, str) else " ".join(command)
+
+
+def test_the_stack_has_exactly_the_five_services(services):
+    assert set(services) == {"db", "redis", "web", "worker", "beat"}
+
+
+def test_every_service_has_a_healthcheck(services):
+    for name, service in services.items():
+        assert service.get("healthcheck", {}).get("test"), f"{name} has no healthcheck"
+
+
+@pytest.mark.parametrize("name", ["web", "worker", "beat"])
+def test_app_services_wait_for_healthy_database_and_redis(services, name):
+    depends_on = services[name]["depends_on"]
+    assert depends_on["db"] == {"condition": "service_healthy"}
+    assert depends_on["redis"] == {"condition": "service_healthy"}
+
+
+@pytest.mark.parametrize("name", ["worker", "beat"])
+def test_worker_and_beat_start_after_web_has_migrated(services, name):
+    assert services[name]["depends_on"]["web"] == {"condition": "service_healthy"}
+
+
+def test_commands_run_gunicorn_a_celery_worker_and_the_database_beat(services):
+    assert "gunicorn config.wsgi:application" in command_text(services["web"])
+    assert "manage.py migrate" in command_text(services["web"])
+    assert command_text(services["worker"]).startswith("celery -A config worker")
+    beat = command_text(services["beat"])
+    assert "celery -A config beat" in beat
+    assert "django_celery_beat.schedulers:DatabaseScheduler" in beat
+    assert services["beat"]["deploy"]["replicas"] == 1
+
+
+@pytest.mark.parametrize("name", ["web", "worker", "beat"])
+def test_app_services_point_at_the_compose_database_and_broker(services, name):
+    env = services[name]["environment"]
+    assert env["DATABASE_URL"].startswith("postgres://") and "@db:5432/" in env["DATABASE_URL"]
+    assert env["CELERY_BROKER_URL"] == "redis://redis:6379/0"
+    assert env["DEBUG"] == "0"
+    assert env["SECRET_KEY"].startswith("${SECRET_KEY:?")
+
+
+def test_web_and_worker_share_the_upload_volume(services):
+    assert "uploads:/app/var/media" in services["web"]["volumes"]
+    assert "uploads:/app/var/media" in services["worker"]["volumes"]
+
+
+def test_redis_keeps_an_append_only_file(services):
+    assert "--appendonly" in services["redis"]["command"]
+    assert (
+        services["redis"]["command"][services["redis"]["command"].index("--appendonly") + 1]
+        == "yes"
+    )
+
+
+def test_the_image_installs_the_project_and_collects_static_files():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert dockerfile.startswith("# The one image") and "FROM python:3.11" in dockerfile
+    assert "pip install ." in dockerfile and "collectstatic" in dockerfile
+    for path in ("config", "catalog", "accounts", "templates", "static", "manage.py"):
+        assert f"COPY {path} " in dockerfile, path

@@ -1,0 +1,55 @@
+"""A person browses the catalogue: GPU list, filtered offers, a GPU's page."""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from catalog.services import catalog_load_bundled
+
+
+@pytest.fixture
+def site(live_server, transactional_db) -> str:
+    catalog_load_bundled()
+    return live_server.url
+
+
+def test_browse_gpus_filter_offers_and_open_a_gpu_page(page: Page, site: str):
+    page.goto(f"{site}/")
+    expect(page.get_by_role("heading", name="GPUs")).to_be_visible()
+    expect(page.locator("#gpu-table tbody tr")).to_have_count(30)
+
+    # Sort by memory, largest first: MI325X (256 GiB) leads.
+    page.get_by_role("link", name="Memory GiB").click()
+    page.get_by_role("link", name=re.compile("Memory GiB")).click()
+    expect(page.locator("#gpu-table tbody tr").first).to_contain_text("MI325X")
+
+    page.get_by_role("link", name="Offers", exact=True).click()
+    page.get_by_label("GPU", exact=True).select_option(label="H100 SXM")
+    page.get_by_label("Pricing model").select_option("spot")
+    page.get_by_label("Max. $/GPU-hour").fill("3")
+    page.get_by_role("button", name="Filter").click()
+
+    rows = page.locator("table.offers tbody tr")
+    expect(rows.first).to_be_visible()
+    assert rows.count() > 0
+    for row_text in rows.all_inner_texts():
+        assert "H100 SXM" in row_text and "spot" in row_text
+        per_gpu_hour = float(row_text.split("\t")[7].lstrip("$").replace(",", ""))
+        assert per_gpu_hour <= 3
+
+    rows.first.get_by_role("link", name="H100 SXM").click()
+    expect(page.get_by_role("heading", name=re.compile("H100 SXM"))).to_be_visible()
+    expect(page.get_by_text("3,350 GB/s")).to_be_visible()
+    expect(page.get_by_role("heading", name="Offers, cheapest per GPU-hour first")).to_be_visible()
+    prices = [
+        float(text.lstrip("$").replace(",", ""))
+        for text in page.locator("table.offers tbody tr td:nth-child(8)").all_inner_texts()
+    ]
+    assert prices == sorted(prices) and len(prices) > 0
+
+
+def test_a_bad_filter_value_shows_the_error_not_a_crash(page: Page, site: str):
+    page.goto(f"{site}/offers/?max_usd_per_hour=abc")
+    expect(page.get_by_text("Enter a number.")).to_be_visible()
+    expect(page.get_by_text("No offer matches these filters.")).to_be_visible()
