@@ -22,6 +22,8 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 # The embedded default: SQLite under var/, tasks in-process, seeded catalogue, no services.
+# Plain http on localhost, so HTTPS=0 (no redirect to https, no secure-only cookies).
+run: export HTTPS = 0
 run: install
 	@test -s var/secret_key || (mkdir -p var && $(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key)
 	SECRET_KEY=$$(cat var/secret_key) $(BIN)/python manage.py migrate --no-input
@@ -43,4 +45,4 @@ lint: install-dev
 	DEBUG=1 $(BIN)/python manage.py makemigrations --check --dry-run
 
 test: install-dev browser
-	SECRET_KEY=$${SECRET_KEY:-tests-only-not-a-secret} $(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(PYTEST_ARGS)

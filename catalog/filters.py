@@ -5,7 +5,31 @@ from django import forms
 
 from catalog.models import PRICING_MODEL_CHOICES, Gpu, Offer, Provider, Vendor
 
-ANY_YES_NO = forms.Select(choices=[("", "any"), ("true", "yes"), ("false", "no")])
+
+
+class StableOrderingFilter(filters.OrderingFilter):
+    """Sorts by the chosen fields, then by id: without a tie-breaker PostgreSQL may return tied
+    rows in a different order on each page, so paging would repeat some rows and skip others."""
+
+    def filter(self, qs, value):
+        qs = super().filter(qs, value)
+        return qs.order_by(*qs.query.order_by, "id") if value else qs
+
+
+class IntegerFilter(filters.NumberFilter):
+    """A whole number: 1.5 GPUs is an error, not silently 1."""
+
+    field_class = forms.IntegerField
+
+
+def strict_boolean_filter(label: str) -> filters.TypedChoiceFilter:
+    """true / false; anything else is an error rather than silently ignored."""
+    return filters.TypedChoiceFilter(
+        choices=[("", "any"), ("true", "yes"), ("false", "no")],
+        coerce=lambda value: value == "true",
+        empty_value=None,
+        label=label,
+    )
 
 
 class GpuFilter(filters.FilterSet):
@@ -14,10 +38,10 @@ class GpuFilter(filters.FilterSet):
     min_memory_gib = filters.NumberFilter(
         field_name="memory_gib", lookup_expr="gte", min_value=0, label="Min. memory (GiB)"
     )
-    supports_tf32 = filters.BooleanFilter(label="TF32", widget=ANY_YES_NO)
-    supports_bf16 = filters.BooleanFilter(label="BF16", widget=ANY_YES_NO)
-    supports_fp8 = filters.BooleanFilter(label="FP8", widget=ANY_YES_NO)
-    ordering = filters.OrderingFilter(
+    supports_tf32 = strict_boolean_filter("TF32")
+    supports_bf16 = strict_boolean_filter("BF16")
+    supports_fp8 = strict_boolean_filter("FP8")
+    ordering = StableOrderingFilter(
         fields=(
             ("name", "name"),
             ("vendor", "vendor"),
@@ -44,7 +68,7 @@ class OfferFilter(filters.FilterSet):
     provider = filters.ModelChoiceFilter(queryset=Provider.objects.all(), to_field_name="key")
     region = filters.CharFilter(lookup_expr="iexact")
     pricing_model = filters.ChoiceFilter(choices=PRICING_MODEL_CHOICES)
-    gpu_count = filters.NumberFilter(min_value=1, max_value=64, label="GPUs per instance")
+    gpu_count = IntegerFilter(min_value=1, max_value=64, label="GPUs per instance")
     min_gpu_memory_gib = filters.NumberFilter(
         field_name="gpu__memory_gib", lookup_expr="gte", min_value=0, label="Min. GPU memory (GiB)"
     )
@@ -54,7 +78,7 @@ class OfferFilter(filters.FilterSet):
     max_usd_per_gpu_hour = filters.NumberFilter(
         field_name="usd_per_gpu_hour", lookup_expr="lte", min_value=0, label="Max. $/GPU-hour"
     )
-    ordering = filters.OrderingFilter(
+    ordering = StableOrderingFilter(
         fields=(
             ("usd_per_hour", "usd_per_hour"),
             ("usd_per_gpu_hour", "usd_per_gpu_hour"),

@@ -44,6 +44,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "django_htmx",
+    "knox",
+    "axes",
+    "csp",
     "accounts",
     "catalog",
 ]
@@ -58,6 +61,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -89,6 +95,15 @@ DATABASES = {
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTHENTICATION_BACKENDS = [
+    # First, so that a locked-out username/address is refused before the password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "accounts:tokens"
+LOGOUT_REDIRECT_URL = "catalog:gpu-list"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -130,12 +145,37 @@ REST_FRAMEWORK = {
     "COERCE_DECIMAL_TO_STRING": False,
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": env.int("API_PAGE_SIZE", default=50),
+    # Tools send `Authorization: Token ...` (no CSRF needed); the browser uses its session,
+    # and DRF's SessionAuthentication enforces CSRF on unsafe methods.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "accounts.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticatedOrReadOnly",
     ],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "accounts.throttling.AnonymousThrottle",
+        "accounts.throttling.PerUserThrottle",
+        "accounts.throttling.PerTeamThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("THROTTLE_ANON", default="120/min"),
+        "user": env.str("THROTTLE_USER", default="600/min"),
+        "team": env.str("THROTTLE_TEAM", default="1200/min"),
+    },
+}
+
+# API tokens: django-rest-knox stores only a SHA-512 digest; our model adds team and last use.
+KNOX_TOKEN_MODEL = "accounts.ApiToken"
+# knox's own migrations create its default token table, which our swapped model replaces; an
+# unused table with a foreign key to users would only get in the way (flushes, deletes).
+MIGRATION_MODULES = {"knox": None}
+REST_KNOX = {
+    "TOKEN_MODEL": "accounts.ApiToken",
+    "TOKEN_TTL": None,  # each token carries the expiry its creator chose
+    "TOKEN_PREFIX": "gpua_",
+    "AUTH_HEADER_PREFIX": "Token",
 }
 
 SPECTACULAR_SETTINGS = {
@@ -162,6 +202,48 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+# Security. HTTPS defaults to on whenever DEBUG is off; `make run` (plain http on localhost)
+# turns it off explicitly.
+HTTPS = env.bool("HTTPS", default=not DEBUG)
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load-balancer probes speak plain http
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+if env.bool("BEHIND_PROXY", default=False):
+    # Only behind a proxy that sets this header itself; otherwise clients could forge it.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+# Content Security Policy (django-csp): our pages load scripts and styles only from our origin
+# and use no inline scripts.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
+# Login attempts (web and admin) are limited per username and address by django-axes.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=1.0)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 LOGGING = {
     "version": 1,

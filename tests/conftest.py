@@ -1,6 +1,15 @@
 import pytest
+from django.core.cache import cache
 
 from catalog.services import CatalogLoadReport, catalog_load_bundled
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Throttle counters live in the cache (Redis in CI): each test starts from zero."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

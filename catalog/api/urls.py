@@ -1,9 +1,6 @@
-from rest_framework.routers import DefaultRouter
-
 from catalog.api.views import GpuViewSet, OfferViewSet
 
-router = DefaultRouter(trailing_slash=True)
-router.register("gpus", GpuViewSet, basename="gpu")
-router.register("offers", OfferViewSet, basename="offer")
-
-urlpatterns = router.urls
+routes = [
+    ("gpus", GpuViewSet, "gpu"),
+    ("offers", OfferViewSet, "offer"),
+]

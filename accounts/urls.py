@@ -1,0 +1,10 @@
+from django.urls import path
+
+from accounts import views
+
+app_name = "accounts"
+
+urlpatterns = [
+    path("tokens/", views.tokens_page, name="tokens"),
+    path("tokens/<uuid:public_id>/revoke/", views.token_revoke, name="token-revoke"),
+]

@@ -1,0 +1,57 @@
+from datetime import timedelta
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.forms import ApiTokenForm
+from accounts.models import Team
+from accounts.scoping import request_admin_team_ids, request_team_ids
+from accounts.services import api_token_create, api_token_revoke, api_tokens_visible
+
+
+def _visible_tokens(request: HttpRequest):
+    return api_tokens_visible(
+        user=request.user,
+        team_ids=request_team_ids(request),
+        admin_team_ids=request_admin_team_ids(request),
+    )
+
+
+@login_required
+def tokens_page(request: HttpRequest) -> HttpResponse:
+    teams = Team.objects.filter(memberships__user=request.user)
+    form = ApiTokenForm(request.POST or None, teams=teams)
+    created_token = None
+    if request.method == "POST" and form.is_valid():
+        days = form.cleaned_data["expires_in_days"]
+        token, created_token = api_token_create(
+            user=request.user,
+            team=form.cleaned_data["team"],
+            name=form.cleaned_data["name"],
+            expires_in=timedelta(days=days) if days else None,
+        )
+        form = ApiTokenForm(teams=teams)
+    return render(
+        request,
+        "accounts/tokens.html",
+        {
+            "form": form,
+            "tokens": _visible_tokens(request),
+            "teams": teams,
+            "created_token": created_token,
+        },
+    )
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, public_id: str) -> HttpResponse:
+    token = _visible_tokens(request).filter(public_id=public_id).first()
+    if token is None:
+        raise Http404("No such token.")
+    api_token_revoke(token=token)
+    messages.success(request, f"Token {token.name!r} revoked.")
+    return redirect("accounts:tokens")
