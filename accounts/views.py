@@ -27,7 +27,7 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
     created_token = None
     if request.method == "POST" and form.is_valid():
         days = form.cleaned_data["expires_in_days"]
-        token, created_token = api_token_create(
+        _, created_token = api_token_create(
             user=request.user,
             team=form.cleaned_data["team"],
             name=form.cleaned_data["name"],

@@ -6,7 +6,6 @@ from django import forms
 from catalog.models import PRICING_MODEL_CHOICES, Gpu, Offer, Provider, Vendor
 
 
-
 class StableOrderingFilter(filters.OrderingFilter):
     """Sorts by the chosen fields, then by id: without a tie-breaker PostgreSQL may return tied
     rows in a different order on each page, so paging would repeat some rows and skip others."""

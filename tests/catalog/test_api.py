@@ -1,8 +1,8 @@
 """The REST API under /api/v1/, the OpenAPI schema and the docs page, on the bundled catalogue."""
 
-from decimal import re
+import re
+from decimal import Decimal
 
-import Decimal
 import pytest
 from django.db import transaction
 from django.utils import timezone
