@@ -27,15 +27,19 @@ def request_team_ids(request: HttpRequest | Request) -> set[int]:
     return set(Membership.objects.filter(user=user).values_list("team_id", flat=True))
 
 
+def session_active_team(request: HttpRequest | Request) -> Team | None:
+    """The team a signed-in user chose to work in (default: their first), if they have any."""
+    teams = Team.objects.filter(memberships__user=request.user).order_by("name")
+    chosen = request.session.get(ACTIVE_TEAM_SESSION_KEY)
+    return (teams.filter(pk=chosen).first() if chosen else None) or teams.first()
+
+
 def request_active_team(request: HttpRequest | Request) -> Team:
     """The team new objects belong to."""
     auth = getattr(request, "auth", None)
     if isinstance(auth, ApiToken):
         return auth.team
-    teams = Team.objects.filter(memberships__user=request.user).order_by("name")
-    chosen = request.session.get(ACTIVE_TEAM_SESSION_KEY)
-    team = teams.filter(pk=chosen).first() if chosen else None
-    team = team or teams.first()
+    team = session_active_team(request)
     if team is None:
         raise PermissionDenied("You are not a member of any team. Ask a team admin to add you.")
     return team

@@ -4,11 +4,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from accounts.forms import ApiTokenForm
 from accounts.models import Team
-from accounts.scoping import request_admin_team_ids, request_team_ids
+from accounts.scoping import ACTIVE_TEAM_SESSION_KEY, request_admin_team_ids, request_team_ids
 from accounts.services import api_token_create, api_token_revoke, api_tokens_visible
 
 
@@ -55,3 +56,18 @@ def token_revoke(request: HttpRequest, public_id: str) -> HttpResponse:
     api_token_revoke(token=token)
     messages.success(request, f"Token {token.name!r} revoked.")
     return redirect("accounts:tokens")
+
+
+@login_required
+@require_POST
+def active_team_set(request: HttpRequest) -> HttpResponse:
+    """Choose the team that new uploads and tokens belong to (only among your own teams)."""
+    team = Team.objects.filter(memberships__user=request.user, pk=request.POST.get("team")).first()
+    if team is None:
+        raise Http404("No such team.")
+    request.session[ACTIVE_TEAM_SESSION_KEY] = team.pk
+    messages.success(request, f"Now working in {team.name}.")
+    next_url = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
+        next_url = ""
+    return redirect(next_url or "accounts:tokens")

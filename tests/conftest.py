@@ -12,6 +12,12 @@ def empty_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Production hashes passwords slowly on purpose; tests create many users."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def catalog(db) -> CatalogLoadReport:
     """The real bundled catalogue (30 GPUs, ~1,000 offers), loaded as `make run` loads it."""

@@ -1,6 +1,5 @@
 from datetime import timedelta
 
-from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from accounts.models import ApiToken, Membership, Team
@@ -31,7 +30,14 @@ class ApiTokenSerializer(serializers.ModelSerializer):
     class Meta:
         model = ApiToken
         fields = [
-            "id", "name", "user", "team", "token_key", "created", "expiry", "last_used_at",
+            "id",
+            "name",
+            "user",
+            "team",
+            "token_key",
+            "created",
+            "expiry",
+            "last_used_at",
             "expires_in_days",
         ]
         read_only_fields = ["token_key", "created", "expiry", "last_used_at"]
@@ -49,16 +55,10 @@ class CreatedApiTokenSerializer(ApiTokenSerializer):
 
 
 class MembershipSerializer(serializers.ModelSerializer):
-    username = serializers.SlugRelatedField(
-        source="user", slug_field="username", queryset=get_user_model().objects.all()
-    )
     team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    username = serializers.CharField(source="user.username", read_only=True)
 
     class Meta:
         model = Membership
         fields = ["id", "team", "username", "role", "created_at"]
         read_only_fields = ["created_at"]
-
-
-class MembershipUpdateSerializer(MembershipSerializer):
-    username = serializers.CharField(source="user.username", read_only=True)

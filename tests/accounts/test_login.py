@@ -1,0 +1,48 @@
+"""Signing in and out on the web, and the lockout after repeated failures (django-axes)."""
+
+from django.test import Client
+
+from tests.accounts.conftest import PASSWORD
+
+
+def test_sign_in_then_sign_out(team_a):
+    client = Client()
+    response = client.post(
+        "/account/login/", {"username": team_a.member.username, "password": PASSWORD}
+    )
+    assert response.status_code == 302 and response["Location"] == "/account/tokens/"
+    assert client.get("/account/tokens/").status_code == 200
+    client.post("/account/logout/")
+    assert client.get("/account/tokens/").status_code == 302  # back to the login page
+
+
+def test_repeated_failures_lock_the_account_even_for_the_right_password(team_a, settings):
+    settings.AXES_FAILURE_LIMIT = 3
+    client = Client()
+    for _ in range(3):
+        client.post("/account/login/", {"username": team_a.member.username, "password": "no"})
+    response = client.post(
+        "/account/login/", {"username": team_a.member.username, "password": PASSWORD}
+    )
+    assert response.status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+def test_admin_login_is_locked_out_the_same_way(team_a, settings):
+    settings.AXES_FAILURE_LIMIT = 2
+    team_a.admin.is_staff = True
+    team_a.admin.save()
+    client = Client()
+    for _ in range(2):
+        client.post("/admin/login/", {"username": team_a.admin.username, "password": "no"})
+    response = client.post(
+        "/admin/login/", {"username": team_a.admin.username, "password": PASSWORD}
+    )
+    assert response.status_code == 429
+
+
+def test_the_admin_refuses_non_staff_users(team_a):
+    client = Client()
+    client.force_login(team_a.member)
+    response = client.get("/admin/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]

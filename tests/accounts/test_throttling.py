@@ -1,0 +1,60 @@
+"""Rate limits: anonymous, per user and per team, answered with 429 and Retry-After."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from accounts.services import api_token_create
+from tests.accounts.conftest import token_client
+
+
+@pytest.fixture
+def low_rates(settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "3/min", "user": "5/min", "team": "4/min"},
+    }
+
+
+def assert_throttled(response) -> None:
+    assert response.status_code == 429
+    assert 0 < int(response["Retry-After"]) <= 60
+
+
+def test_anonymous_callers_are_limited_on_the_public_catalogue(db, low_rates):
+    client = APIClient()
+    for _ in range(3):
+        assert client.get("/api/v1/gpus/").status_code == 200
+    assert_throttled(client.get("/api/v1/gpus/"))
+
+
+def test_each_user_has_an_own_budget(team_a, low_rates):
+    alice = token_client(team_a.admin_raw_token)
+    for _ in range(4):
+        assert alice.get("/api/v1/teams/").status_code == 200
+    # The team budget (4/min) runs out before the user budget (5/min) here.
+    assert_throttled(alice.get("/api/v1/teams/"))
+
+
+def test_a_teams_tokens_share_one_budget_and_other_teams_are_unaffected(team_a, team_b, low_rates):
+    admin, member = token_client(team_a.admin_raw_token), token_client(team_a.member_raw_token)
+    for client in (admin, member, admin, member):
+        assert client.get("/api/v1/teams/").status_code == 200
+    assert_throttled(member.get("/api/v1/teams/"))
+    assert token_client(team_b.member_raw_token).get("/api/v1/teams/").status_code == 200
+
+
+def test_the_user_budget_holds_across_a_users_tokens_in_different_teams(team_a, team_b, settings):
+    from accounts.models import Membership
+
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "100/min", "user": "3/min", "team": "100/min"},
+    }
+    Membership.objects.create(team=team_b.team, user=team_a.member)
+    _, bravo_raw = api_token_create(
+        user=team_a.member, team=team_b.team, name="bravo", expires_in=None
+    )
+    alpha, bravo = token_client(team_a.member_raw_token), token_client(bravo_raw)
+    for client in (alpha, bravo, alpha):
+        assert client.get("/api/v1/teams/").status_code == 200
+    assert_throttled(bravo.get("/api/v1/teams/"))
