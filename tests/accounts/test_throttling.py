@@ -58,3 +58,36 @@ def test_the_user_budget_holds_across_a_users_tokens_in_different_teams(team_a, 
     for client in (alpha, bravo, alpha):
         assert client.get("/api/v1/teams/").status_code == 200
     assert_throttled(bravo.get("/api/v1/teams/"))
+
+
+def test_the_anonymous_budget_is_shared_with_another_process_through_the_cache(db, settings):
+    """What holds across gunicorn workers: requests made by another process count here."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from django.core.cache import caches
+
+    if "redis" not in type(caches["default"]).__module__:
+        pytest.skip("needs a shared cache: set CACHE_URL=redis://... (CI does)")
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "3/min", "user": "100/min", "team": "100/min"},
+    }
+    script = (
+        "import django; django.setup()\n"
+        "from django.test import Client\n"
+        "codes = [Client().get('/api/v1/').status_code for _ in range(3)]\n"
+        "assert codes == [200, 200, 200], codes\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "THROTTLE_ANON": "3/min", "ALLOWED_HOSTS": "testserver"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert_throttled(APIClient().get("/api/v1/"))
