@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "csp",
     "accounts",
     "catalog",
+    "advisor",
 ]
 
 MIDDLEWARE = [

@@ -5,7 +5,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from config.health import healthz
 
-api_v1 = ([path("", include("config.api_router"))], "api")
+api_v1 = (
+    [path("", include("config.api_router")), path("", include("advisor.api.urls"))],
+    "api",
+)
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

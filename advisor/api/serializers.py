@@ -1,0 +1,171 @@
+"""The sizing request: validated once here for the API, the web form and the CLI."""
+
+import json
+
+from rest_framework import serializers
+
+from advisor.domain.sizing.architecture import (
+    UnsupportedArchitecture,
+    architecture_from_config,
+    architecture_from_params,
+)
+from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.workload import (
+    DEFAULT_CONTEXT_TOKENS,
+    LORA_TARGETS_ALL,
+    Goal,
+    Optimizer,
+    Task,
+    Workload,
+)
+
+MAX_CONFIG_BYTES = 256 * 1024
+MAX_PARAMS = 10**13  # 10 trillion: beyond any published model
+
+
+def _choices(enum) -> list[tuple[str, str]]:
+    return [(member.value, member.value) for member in enum]
+
+
+class SizingRequestSerializer(serializers.Serializer):
+    model = serializers.ChoiceField(
+        choices=[],
+        required=False,
+        allow_blank=True,
+        help_text="A bundled model slug (GET /api/v1/advice/models lists them).",
+    )
+    config = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text="A Hugging Face config.json object, instead of `model`.",
+    )
+    params = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1_000_000,
+        max_value=MAX_PARAMS,
+        help_text="A bare parameter count, instead of `model` or `config`.",
+    )
+    num_layers = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=1000
+    )
+    hidden_size = serializers.IntegerField(
+        required=False, allow_null=True, min_value=64, max_value=131072
+    )
+    num_kv_heads = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=1024
+    )
+    task = serializers.ChoiceField(choices=_choices(Task), default=Task.INFERENCE.value)
+    weight_dtype = serializers.ChoiceField(choices=_choices(Dtype), default=Dtype.BF16.value)
+    kv_dtype = serializers.ChoiceField(
+        choices=[(d, d) for d in ("fp32", "bf16", "fp16", "fp8")], default=Dtype.BF16.value
+    )
+    batch_size = serializers.IntegerField(default=1, min_value=1, max_value=4096)
+    context_tokens = serializers.IntegerField(
+        default=DEFAULT_CONTEXT_TOKENS, min_value=1, max_value=2_000_000
+    )
+    output_tokens = serializers.IntegerField(default=256, min_value=0, max_value=1_000_000)
+    concurrent_users = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=100_000,
+        help_text="Serving: users at once (sets batch_size).",
+    )
+    optimizer = serializers.ChoiceField(choices=_choices(Optimizer), default=Optimizer.ADAMW.value)
+    gradient_checkpointing = serializers.BooleanField(default=True)
+    flash_attention = serializers.BooleanField(default=True)
+    zero_stage = serializers.ChoiceField(
+        choices=[(0, 0), (1, 1), (2, 2), (3, 3)],
+        required=False,
+        allow_null=True,
+        help_text="Empty: the smallest stage that fits.",
+    )
+    tensor_parallel = serializers.ChoiceField(choices=[(1, 1), (2, 2), (4, 4), (8, 8)], default=1)
+    lora_rank = serializers.IntegerField(default=16, min_value=1, max_value=4096)
+    lora_targets = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        default=list(LORA_TARGETS_ALL),
+        max_length=32,
+        allow_empty=False,
+    )
+    train_tokens = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=10**15
+    )
+    pricing_model = serializers.ChoiceField(
+        choices=[("on_demand", "on_demand"), ("spot", "spot")], default="on_demand"
+    )
+    goal = serializers.ChoiceField(choices=_choices(Goal), default=Goal.CHEAPEST.value)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["model"].choices = [(slug, slug) for slug in bundled_models()]
+
+    def validate_config(self, value):
+        if value is None:
+            return None
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as error:
+                raise serializers.ValidationError(f"not valid JSON: {error.msg}") from error
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("must be a JSON object (a config.json)")
+        if len(json.dumps(value)) > MAX_CONFIG_BYTES:
+            raise serializers.ValidationError("larger than a config.json can be (256 KiB)")
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        sources = [name for name in ("model", "config", "params") if attrs.get(name)]
+        if len(sources) != 1:
+            raise serializers.ValidationError(
+                {"model": ["Give exactly one of model, config or params."]}
+            )
+        try:
+            if attrs.get("model"):
+                architecture = bundled_models()[attrs["model"]].architecture()
+            elif attrs.get("config"):
+                architecture = architecture_from_config(attrs["config"], "uploaded config")
+            else:
+                architecture = architecture_from_params(
+                    attrs["params"],
+                    num_layers=attrs.get("num_layers"),
+                    hidden_size=attrs.get("hidden_size"),
+                    num_kv_heads=attrs.get("num_kv_heads"),
+                )
+        except UnsupportedArchitecture as error:
+            field = "config" if attrs.get("config") else "params"
+            raise serializers.ValidationError({field: [str(error)]}) from error
+        notes = []
+        batch = attrs["batch_size"]
+        if attrs.get("concurrent_users"):
+            batch = attrs["concurrent_users"]
+            notes.append(f"{batch} concurrent users, each with {attrs['context_tokens']:,} tokens")
+        workload = Workload(
+            architecture=architecture,
+            task=Task(attrs["task"]),
+            weight_dtype=Dtype(attrs["weight_dtype"]),
+            kv_dtype=Dtype(attrs["kv_dtype"]),
+            batch_size=batch,
+            context_tokens=attrs["context_tokens"],
+            output_tokens=0 if architecture.encoder_only else attrs["output_tokens"],
+            optimizer=Optimizer(attrs["optimizer"]),
+            gradient_checkpointing=attrs["gradient_checkpointing"],
+            flash_attention=attrs["flash_attention"],
+            zero_stage=attrs.get("zero_stage"),
+            tensor_parallel=int(attrs["tensor_parallel"]),
+            lora_rank=attrs["lora_rank"],
+            lora_targets=tuple(attrs["lora_targets"]),
+            train_tokens=attrs.get("train_tokens"),
+            pricing_model=attrs["pricing_model"],
+            goal=Goal(attrs["goal"]),
+            notes=tuple(notes),
+        )
+        try:
+            workload.validate()
+        except ValueError as error:
+            field = "lora_targets" if "lora_targets" in str(error) else "task"
+            raise serializers.ValidationError({field: [str(error)]}) from error
+        attrs["workload"] = workload
+        return attrs

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from advisor.api.views import BundledModelsView, SizingView
+
+urlpatterns = [
+    path("advice/sizing", SizingView.as_view(), name="advice-sizing"),
+    path("advice/models", BundledModelsView.as_view(), name="advice-models"),
+]

@@ -1,0 +1,79 @@
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from advisor.api.serializers import SizingRequestSerializer
+from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.report import sizing_report
+from advisor.services import sizing_advise
+
+
+class SizingView(APIView):
+    """Will it fit, how fast, what will it cost, which instance: ranked for every GPU type
+    in the catalogue at 1, 2, 4 and 8 GPUs, each rejected candidate with its reason."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        request=SizingRequestSerializer,
+        responses={200: OpenApiTypes.OBJECT},
+        examples=[
+            OpenApiExample(
+                "Serve Llama 3.1 70B",
+                value={
+                    "model": "llama-3.1-70b",
+                    "task": "inference",
+                    "context_tokens": 8192,
+                    "concurrent_users": 16,
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "QLoRA on Llama 3.1 70B, 4k context",
+                value={"model": "llama-3.1-70b", "task": "qlora", "context_tokens": 4096},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "A bare 13B model, full fine-tune on 8 GPUs with ZeRO-3",
+                value={
+                    "params": 13_000_000_000,
+                    "num_layers": 40,
+                    "hidden_size": 5120,
+                    "task": "full",
+                    "zero_stage": 3,
+                },
+                request_only=True,
+            ),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = SizingRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = sizing_advise(workload=serializer.validated_data["workload"])
+        return Response(sizing_report(result))
+
+
+class BundledModelsView(APIView):
+    """The bundled well-known models usable as `model` in a sizing request."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        rows = []
+        for slug, model in bundled_models().items():
+            arch = model.architecture()
+            rows.append(
+                {
+                    "slug": slug,
+                    "name": model.name,
+                    "hf_id": model.hf_id,
+                    "source_url": model.source_url,
+                    "params_total": arch.params_total,
+                    "params_active": arch.params_active,
+                }
+            )
+        return Response({"results": rows})

@@ -1,0 +1,1 @@
+"""Advisor reasoning as plain Python: sizing and (later) portability. No Django here."""

@@ -1,0 +1,1 @@
+"""The sizing engine: architecture -> memory -> speed -> cost -> ranking."""

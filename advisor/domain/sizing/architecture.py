@@ -1,0 +1,522 @@
+"""Exact parameter counts and KV-cache size per token from a Hugging Face `config.json`.
+
+Counts follow the module shapes of the `transformers` implementation of each family, so they
+equal what instantiating the model reports (checked against counts taken on PyTorch's meta
+device). Embeddings tied to the output head are counted once.
+"""
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class UnsupportedArchitecture(ValueError):
+    """A config we cannot account for exactly; the message names the field."""
+
+
+@dataclass(frozen=True)
+class LinearGroup:
+    """Linear layers a LoRA adapter can target: `count` matrices of in x out across the model."""
+
+    name: str
+    in_features: int
+    out_features: int
+    count: int
+
+
+@dataclass(frozen=True)
+class ModelArchitecture:
+    name: str
+    family: str
+    params_total: int
+    params_active: int  # per token: all of a dense model, the routed share of a MoE
+    params_embedding: int  # input and output embeddings: kept 16-bit when weights are quantised
+    num_layers: int  # layers holding a KV cache (decoder layers)
+    hidden_size: int
+    intermediate_size: int  # per-token MLP width (active experts summed for MoE)
+    num_attention_heads: int
+    kv_dim: int  # K (or V) width per token and layer
+    num_kv_heads: int  # how far tensor parallelism can split the KV cache (1: replicated)
+    vocab_size: int
+    kv_elements_per_token: int  # over all layers, K and V (or the MLA latent)
+    sliding_window: int | None = None
+    sliding_window_layers: int = 0
+    gated_mlp: bool = True
+    encoder_only: bool = False
+    encoder_decoder: bool = False
+    largest_layer_params: int = 0
+    lora_groups: tuple[LinearGroup, ...] = ()
+    params_routed_experts: int = 0  # MoE: all routed-expert weights (each token uses a few)
+    routed_fraction_per_token: float = 1.0  # MoE: experts per token / routed experts
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def has_kv_cache(self) -> bool:
+        return self.kv_elements_per_token > 0
+
+    def kv_bytes_per_token(self, bytes_per_element: float) -> float:
+        return self.kv_elements_per_token * bytes_per_element
+
+    def kv_cache_bytes(
+        self, tokens_per_sequence: int, sequences: int, bytes_per_element: float
+    ) -> float:
+        """KV bytes for `sequences` sequences of `tokens_per_sequence` tokens; sliding-window
+        layers keep at most `sliding_window` tokens."""
+        if not self.has_kv_cache:
+            return 0.0
+        per_layer = self.kv_elements_per_token / self.num_layers
+        windowed = self.sliding_window_layers
+        full = self.num_layers - windowed
+        kept_windowed = min(tokens_per_sequence, self.sliding_window or tokens_per_sequence)
+        elements = per_layer * (full * tokens_per_sequence + windowed * kept_windowed)
+        return elements * sequences * bytes_per_element
+
+
+def _get(config: Mapping[str, Any], *names: str, default: Any = None, required: bool = True) -> Any:
+    for name in names:
+        if config.get(name) is not None:
+            return config[name]
+    if default is not None or not required:
+        return default
+    raise UnsupportedArchitecture(f"config.json has no {' / '.join(names)}")
+
+
+def _positive_int(config: Mapping[str, Any], *names: str, default: int | None = None) -> int:
+    value = _get(config, *names, default=default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise UnsupportedArchitecture(f"{names[0]} must be a positive integer, got {value!r}")
+    return value
+
+
+def _decoder(config: Mapping[str, Any], name: str) -> ModelArchitecture:
+    """Llama, Mistral, Mixtral, Qwen2, Phi-3, Gemma, Gemma-2: pre-norm decoders with gated MLPs,
+    grouped-query attention, optional biases and mixture-of-experts MLPs."""
+    family = config["model_type"]
+    h = _positive_int(config, "hidden_size")
+    layers = _positive_int(config, "num_hidden_layers")
+    heads = _positive_int(config, "num_attention_heads")
+    kv_heads = _positive_int(config, "num_key_value_heads", default=heads)
+    head_dim = _positive_int(config, "head_dim", default=h // heads)
+    vocab = _positive_int(config, "vocab_size")
+    inter = _positive_int(config, "intermediate_size")
+    tied = bool(config.get("tie_word_embeddings", family in {"gemma", "gemma2"}))
+    q_dim, kv_dim = heads * head_dim, kv_heads * head_dim
+    attention_bias = bool(config.get("attention_bias", False))
+    qkv_bias = family == "qwen2" or attention_bias
+    mlp_bias = bool(config.get("mlp_bias", False))
+
+    attention = h * q_dim + 2 * h * kv_dim + q_dim * h
+    if qkv_bias:
+        attention += q_dim + 2 * kv_dim
+    if attention_bias:
+        attention += h
+    norms_per_layer = 4 * h if family == "gemma2" else 2 * h  # Gemma-2: pre/post norms on both
+    experts = int(config.get("num_local_experts") or 0)
+    expert_mlp = 3 * h * inter + (2 * inter + h if mlp_bias else 0)
+    if experts:
+        active_experts = _positive_int(config, "num_experts_per_tok")
+        router = h * experts
+        mlp_total, mlp_active = experts * expert_mlp + router, active_experts * expert_mlp + router
+        largest = experts * expert_mlp
+    else:
+        active_experts = 1
+        mlp_total = mlp_active = expert_mlp
+        largest = 0
+    embedding = vocab * h
+    head = 0 if tied else vocab * h
+    per_layer_total = attention + mlp_total + norms_per_layer
+    per_layer_active = attention + mlp_active + norms_per_layer
+    total = embedding + head + layers * per_layer_total + h
+    active = embedding + head + layers * per_layer_active + h
+
+    window = config.get("sliding_window")
+    if family == "qwen2" and not config.get("use_sliding_window", False):
+        window = None
+    windowed_layers = 0
+    if window:
+        # Gemma-2 alternates sliding-window and global layers; the others window every layer.
+        windowed_layers = (layers + 1) // 2 if family == "gemma2" else layers
+    lora = [
+        LinearGroup("q_proj", h, q_dim, layers),
+        LinearGroup("k_proj", h, kv_dim, layers),
+        LinearGroup("v_proj", h, kv_dim, layers),
+        LinearGroup("o_proj", q_dim, h, layers),
+        LinearGroup("gate_proj", h, inter, layers * max(experts, 1)),
+        LinearGroup("up_proj", h, inter, layers * max(experts, 1)),
+        LinearGroup("down_proj", inter, h, layers * max(experts, 1)),
+    ]
+    return ModelArchitecture(
+        name=name,
+        family=family,
+        params_total=total,
+        params_active=active,
+        params_embedding=embedding + head,
+        num_layers=layers,
+        hidden_size=h,
+        intermediate_size=inter * active_experts,
+        num_attention_heads=heads,
+        kv_dim=kv_dim,
+        num_kv_heads=kv_heads,
+        vocab_size=vocab,
+        kv_elements_per_token=2 * layers * kv_dim,
+        sliding_window=window if windowed_layers else None,
+        sliding_window_layers=windowed_layers,
+        largest_layer_params=max(embedding, largest),
+        lora_groups=tuple(lora),
+        params_routed_experts=layers * experts * expert_mlp,
+        routed_fraction_per_token=active_experts / experts if experts else 1.0,
+    )
+
+
+def _deepseek_v2(config: Mapping[str, Any], name: str) -> ModelArchitecture:
+    """DeepSeek-V2/V3: multi-head latent attention (the KV cache holds the compressed latent
+    and the shared rotary key) and a MoE with routed and shared experts."""
+    h = _positive_int(config, "hidden_size")
+    layers = _positive_int(config, "num_hidden_layers")
+    heads = _positive_int(config, "num_attention_heads")
+    vocab = _positive_int(config, "vocab_size")
+    inter = _positive_int(config, "intermediate_size")
+    moe_inter = _positive_int(config, "moe_intermediate_size")
+    routed = _positive_int(config, "n_routed_experts")
+    shared = int(config.get("n_shared_experts") or 0)
+    top_k = _positive_int(config, "num_experts_per_tok")
+    dense_layers = int(config.get("first_k_dense_replace") or 0)
+    if int(config.get("moe_layer_freq", 1)) != 1:
+        raise UnsupportedArchitecture("moe_layer_freq other than 1 is not supported")
+    kv_rank = _positive_int(config, "kv_lora_rank")
+    q_rank = config.get("q_lora_rank")
+    nope, rope = (
+        _positive_int(config, "qk_nope_head_dim"),
+        _positive_int(config, "qk_rope_head_dim"),
+    )
+    v_head = _positive_int(config, "v_head_dim")
+    q_head = nope + rope
+    # With q_lora_rank: q_a_proj, q_a_layernorm, q_b_proj; without: one q_proj.
+    q_proj = (h * q_rank + q_rank + q_rank * heads * q_head) if q_rank else h * heads * q_head
+    attention = (
+        q_proj
+        + h * (kv_rank + rope)  # kv_a_proj_with_mqa
+        + kv_rank  # kv_a_layernorm
+        + kv_rank * heads * (nope + v_head)  # kv_b_proj
+        + heads * v_head * h  # o_proj
+    )
+    expert = 3 * h * moe_inter
+    gate = routed * h
+    if config.get("topk_method") == "noaux_tc":
+        gate += routed  # DeepSeek-V3's e_score_correction_bias
+    shared_mlp = 3 * h * moe_inter * shared
+    moe_total = routed * expert + shared_mlp + gate
+    moe_active = top_k * expert + shared_mlp + gate
+    dense_mlp = 3 * h * inter
+    moe_layers = layers - dense_layers
+    tied = bool(config.get("tie_word_embeddings", False))
+    embedding = vocab * h
+    head = 0 if tied else vocab * h
+    common = embedding + head + h + layers * (attention + 2 * h) + dense_layers * dense_mlp
+    return ModelArchitecture(
+        name=name,
+        family=config["model_type"],
+        params_total=common + moe_layers * moe_total,
+        params_active=common + moe_layers * moe_active,
+        params_embedding=embedding + head,
+        num_layers=layers,
+        hidden_size=h,
+        intermediate_size=moe_inter * (top_k + shared) if moe_layers else inter,
+        num_attention_heads=heads,
+        kv_dim=heads * v_head,
+        num_kv_heads=1,  # the latent is shared by all heads: every TP rank holds all of it
+        vocab_size=vocab,
+        kv_elements_per_token=layers * (kv_rank + rope),
+        largest_layer_params=max(embedding, routed * expert),
+        lora_groups=(
+            LinearGroup("q_proj", h, heads * q_head, layers),
+            LinearGroup("o_proj", heads * v_head, h, layers),
+            LinearGroup("gate_proj", h, moe_inter, moe_layers * routed),
+            LinearGroup("up_proj", h, moe_inter, moe_layers * routed),
+            LinearGroup("down_proj", moe_inter, h, moe_layers * routed),
+        ),
+        params_routed_experts=moe_layers * routed * expert,
+        routed_fraction_per_token=top_k / routed,
+        notes=("KV cache holds the MLA latent (kv_lora_rank + qk_rope_head_dim per layer)",),
+    )
+
+
+def _falcon(config: Mapping[str, Any], name: str) -> ModelArchitecture:
+    """Falcon: fused QKV, multi-query (7B) or grouped (40B/180B) attention, parallel blocks."""
+    h = _positive_int(config, "hidden_size")
+    layers = _positive_int(config, "num_hidden_layers")
+    heads = _positive_int(config, "num_attention_heads")
+    vocab = _positive_int(config, "vocab_size")
+    head_dim = h // heads
+    new_arch = bool(config.get("new_decoder_architecture", False))
+    if new_arch:
+        kv_heads = _positive_int(config, "num_kv_heads")
+    else:
+        kv_heads = 1 if config.get("multi_query", True) else heads
+    if not config.get("parallel_attn", True) and not new_arch:
+        raise UnsupportedArchitecture("parallel_attn=false Falcon variants are not supported")
+    inter = int(config.get("ffn_hidden_size") or 4 * h)
+    bias = bool(config.get("bias", False))
+    qkv = h * (heads + 2 * kv_heads) * head_dim + (bias and (heads + 2 * kv_heads) * head_dim)
+    dense = h * h + (bias and h)
+    mlp = 2 * h * inter + (bias and inter + h)
+    norms = (2 if new_arch and config.get("num_ln_in_parallel_attn", 2) == 2 else 1) * 2 * h
+    per_layer = qkv + dense + mlp + norms
+    embedding = vocab * h
+    tied = bool(config.get("tie_word_embeddings", True))
+    head = 0 if tied else vocab * h
+    total = embedding + head + layers * per_layer + 2 * h
+    return ModelArchitecture(
+        name=name,
+        family="falcon",
+        params_total=total,
+        params_active=total,
+        params_embedding=embedding + head,
+        num_layers=layers,
+        hidden_size=h,
+        intermediate_size=inter,
+        num_attention_heads=heads,
+        kv_dim=kv_heads * head_dim,
+        num_kv_heads=kv_heads,
+        vocab_size=vocab,
+        kv_elements_per_token=2 * layers * kv_heads * head_dim,
+        gated_mlp=False,
+        largest_layer_params=embedding,
+        lora_groups=(
+            LinearGroup("query_key_value", h, (heads + 2 * kv_heads) * head_dim, layers),
+            LinearGroup("dense", h, h, layers),
+            LinearGroup("dense_h_to_4h", h, inter, layers),
+            LinearGroup("dense_4h_to_h", inter, h, layers),
+        ),
+    )
+
+
+def _gpt2(config: Mapping[str, Any], name: str) -> ModelArchitecture:
+    h = _positive_int(config, "n_embd", "hidden_size")
+    layers = _positive_int(config, "n_layer", "num_hidden_layers")
+    heads = _positive_int(config, "n_head", "num_attention_heads")
+    vocab = _positive_int(config, "vocab_size")
+    positions = _positive_int(config, "n_positions", "max_position_embeddings")
+    inter = int(config.get("n_inner") or 4 * h)
+    per_layer = (
+        2 * h  # ln_1
+        + h * 3 * h
+        + 3 * h  # c_attn
+        + h * h
+        + h  # attn c_proj
+        + 2 * h  # ln_2
+        + h * inter
+        + inter  # mlp c_fc
+        + inter * h
+        + h  # mlp c_proj
+    )
+    embedding = vocab * h
+    tied = bool(config.get("tie_word_embeddings", True))
+    total = embedding + positions * h + layers * per_layer + 2 * h + (0 if tied else vocab * h)
+    return ModelArchitecture(
+        name=name,
+        family="gpt2",
+        params_total=total,
+        params_active=total,
+        params_embedding=embedding + (0 if tied else vocab * h),
+        num_layers=layers,
+        hidden_size=h,
+        intermediate_size=inter,
+        num_attention_heads=heads,
+        kv_dim=h,
+        num_kv_heads=heads,
+        vocab_size=vocab,
+        kv_elements_per_token=2 * layers * h,
+        gated_mlp=False,
+        largest_layer_params=embedding,
+        lora_groups=(
+            LinearGroup("c_attn", h, 3 * h, layers),
+            LinearGroup("c_proj", h, h, layers),
+            LinearGroup("c_fc", h, inter, layers),
+            LinearGroup("mlp.c_proj", inter, h, layers),
+        ),
+    )
+
+
+def _bert(config: Mapping[str, Any], name: str) -> ModelArchitecture:
+    """BERT as `AutoModel` loads it (BertModel with pooler, no task head): encoder only."""
+    h = _positive_int(config, "hidden_size")
+    layers = _positive_int(config, "num_hidden_layers")
+    heads = _positive_int(config, "num_attention_heads")
+    vocab = _positive_int(config, "vocab_size")
+    inter = _positive_int(config, "intermediate_size")
+    positions = _positive_int(config, "max_position_embeddings")
+    token_types = int(config.get("type_vocab_size", 2))
+    per_layer = 4 * (h * h + h) + 2 * h + (h * inter + inter) + (inter * h + h) + 2 * h
+    embedding = vocab * h
+    total = embedding + positions * h + token_types * h + 2 * h + layers * per_layer + h * h + h
+    return ModelArchitecture(
+        name=name,
+        family="bert",
+        params_total=total,
+        params_active=total,
+        params_embedding=embedding,
+        num_layers=layers,
+        hidden_size=h,
+        intermediate_size=inter,
+        num_attention_heads=heads,
+        kv_dim=h,
+        num_kv_heads=heads,
+        vocab_size=vocab,
+        kv_elements_per_token=0,
+        gated_mlp=False,
+        encoder_only=True,
+        largest_layer_params=embedding,
+        lora_groups=(
+            LinearGroup("query", h, h, layers),
+            LinearGroup("key", h, h, layers),
+            LinearGroup("value", h, h, layers),
+            LinearGroup("attention.output.dense", h, h, layers),
+            LinearGroup("intermediate.dense", h, inter, layers),
+            LinearGroup("output.dense", inter, h, layers),
+        ),
+        notes=("encoder-only: no KV cache",),
+    )
+
+
+def _t5(config: Mapping[str, Any], name: str) -> ModelArchitecture:
+    d = _positive_int(config, "d_model")
+    d_kv = _positive_int(config, "d_kv")
+    heads = _positive_int(config, "num_heads")
+    d_ff = _positive_int(config, "d_ff")
+    vocab = _positive_int(config, "vocab_size")
+    enc_layers = _positive_int(config, "num_layers")
+    dec_layers = int(config.get("num_decoder_layers") or enc_layers)
+    buckets = int(config.get("relative_attention_num_buckets", 32))
+    projection = config.get("feed_forward_proj", "relu")
+    gated = projection.startswith("gated-")
+    if projection not in {"relu", "gelu", "gated-gelu", "gated-relu", "gated-silu"}:
+        raise UnsupportedArchitecture(f"feed_forward_proj={projection!r} is not supported")
+    inner = heads * d_kv
+    attention = 4 * d * inner
+    ff = (3 if gated else 2) * d * d_ff
+    encoder = enc_layers * (attention + d + ff + d) + heads * buckets + d
+    decoder = dec_layers * (2 * attention + ff + 3 * d) + heads * buckets + d
+    embedding = vocab * d
+    tied = bool(config.get("tie_word_embeddings", True))
+    head = 0 if tied else vocab * d
+    total = embedding + head + encoder + decoder
+    return ModelArchitecture(
+        name=name,
+        family="t5",
+        params_total=total,
+        params_active=total,
+        params_embedding=embedding + head,
+        num_layers=dec_layers,
+        hidden_size=d,
+        intermediate_size=d_ff,
+        num_attention_heads=heads,
+        kv_dim=inner,
+        num_kv_heads=heads,
+        vocab_size=vocab,
+        kv_elements_per_token=2 * dec_layers * inner,
+        gated_mlp=gated,
+        encoder_decoder=True,
+        largest_layer_params=embedding,
+        lora_groups=(
+            LinearGroup("q", d, inner, enc_layers + 2 * dec_layers),
+            LinearGroup("v", d, inner, enc_layers + 2 * dec_layers),
+        ),
+        notes=(
+            "KV per generated token is the decoder self-attention cache; cross-attention adds "
+            "the same per encoder token",
+        ),
+    )
+
+
+FAMILIES: dict[str, Callable[[Mapping[str, Any], str], ModelArchitecture]] = {
+    "llama": _decoder,
+    "mistral": _decoder,
+    "mixtral": _decoder,
+    "qwen2": _decoder,
+    "phi3": _decoder,
+    "gemma": _decoder,
+    "gemma2": _decoder,
+    "deepseek_v2": _deepseek_v2,
+    "deepseek_v3": _deepseek_v2,
+    "falcon": _falcon,
+    "gpt2": _gpt2,
+    "bert": _bert,
+    "t5": _t5,
+}
+
+
+def architecture_from_config(config: Mapping[str, Any], name: str = "") -> ModelArchitecture:
+    """Count parameters exactly from a Hugging Face config; refuse what we cannot count."""
+    if not isinstance(config, Mapping):
+        raise UnsupportedArchitecture("config.json must be a JSON object")
+    model_type = config.get("model_type")
+    if model_type not in FAMILIES:
+        supported = ", ".join(sorted(FAMILIES))
+        raise UnsupportedArchitecture(
+            f"model_type={model_type!r} is not supported (supported: {supported})"
+        )
+    if config.get("quantization_config"):
+        raise UnsupportedArchitecture(
+            "quantization_config: give the unquantised config and choose the weight dtype here"
+        )
+    return FAMILIES[model_type](config, name or str(config.get("_name_or_path") or model_type))
+
+
+# A dense decoder has about 12·L·h² parameters in its layers; published models keep h/L near
+# 128 (Llama-2-7B: 4096/32; Llama-3.1-70B: 8192/80 = 102).
+TYPICAL_HIDDEN_PER_LAYER = 128
+
+
+def architecture_from_params(
+    params: int,
+    *,
+    num_layers: int | None = None,
+    hidden_size: int | None = None,
+    num_kv_heads: int | None = None,
+    num_attention_heads: int | None = None,
+    vocab_size: int = 32_000,
+    params_active: int | None = None,
+) -> ModelArchitecture:
+    """A dense decoder known only by its size; the shape it assumes is listed in `notes`."""
+    if params <= 0:
+        raise UnsupportedArchitecture("params must be positive")
+    notes = []
+    if hidden_size is None and num_layers is None:
+        hidden_size = round((params * TYPICAL_HIDDEN_PER_LAYER / 12) ** (1 / 3) / 128) * 128 or 128
+        notes.append(f"hidden size {hidden_size} assumed from the parameter count (h/L ≈ 128)")
+    if num_layers is None:
+        num_layers = max(1, round(params / (12 * hidden_size**2)))
+        notes.append(f"{num_layers} layers assumed from params ≈ 12·L·h²")
+    if hidden_size is None:
+        hidden_size = max(64, round(math.sqrt(params / (12 * num_layers)) / 64) * 64)
+        notes.append(f"hidden size {hidden_size} assumed from params ≈ 12·L·h²")
+    heads = num_attention_heads or max(1, hidden_size // 128)
+    kv_heads = num_kv_heads or heads
+    if num_kv_heads is None:
+        notes.append("no KV head count given: full multi-head attention assumed (largest KV cache)")
+    head_dim = hidden_size // heads
+    inter = 4 * hidden_size
+    return ModelArchitecture(
+        name=f"{params / 1e9:.3g}B-parameter model",
+        family="dense",
+        params_total=params,
+        params_active=params_active or params,
+        params_embedding=2 * vocab_size * hidden_size,
+        num_layers=num_layers,
+        hidden_size=hidden_size,
+        intermediate_size=inter,
+        num_attention_heads=heads,
+        kv_dim=kv_heads * head_dim,
+        num_kv_heads=kv_heads,
+        vocab_size=vocab_size,
+        kv_elements_per_token=2 * num_layers * kv_heads * head_dim,
+        gated_mlp=False,
+        largest_layer_params=vocab_size * hidden_size,
+        lora_groups=(
+            LinearGroup("attention", hidden_size, hidden_size, 4 * num_layers),
+            LinearGroup("mlp", hidden_size, inter, 2 * num_layers),
+        ),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,427 @@
+"""For every GPU type and count: does it fit, how fast, what does it cost; ranked, explained.
+
+When nothing fits, the remedies a team would try are sized too, each with its effect.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from advisor.domain.sizing.devices import Device, Offer
+from advisor.domain.sizing.memory import (
+    ALLOCATOR_HEADROOM_FRACTION,
+    COLLECTIVE_BUFFER_BYTES,
+    CUDA_CONTEXT_BYTES,
+    GIB,
+    PREFILL_CHUNK_TOKENS,
+    USABLE_FRACTION,
+    MemoryBreakdown,
+    Parallelism,
+    kv_capacity_tokens,
+    memory_per_gpu,
+    trainable_params,
+    usable_bytes,
+)
+from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.speed import (
+    DECODE_BANDWIDTH_EFFICIENCY,
+    INFERENCE_COMPUTE_EFFICIENCY,
+    TRAINING_MFU,
+    InferenceSpeed,
+    Range,
+    TrainingTime,
+    compute_peak_tflops,
+    inference_speed,
+    training_time,
+)
+from advisor.domain.sizing.workload import Goal, Optimizer, Task, Workload
+
+GPU_COUNTS = (1, 2, 4, 8)
+
+
+@dataclass
+class Candidate:
+    device: Device
+    parallelism: Parallelism
+    memory: MemoryBreakdown
+    usable_bytes: float
+    fits: bool
+    reason: str
+    warnings: list[str] = field(default_factory=list)
+    offer: Offer | None = None
+    speed: InferenceSpeed | None = None
+    training: TrainingTime | None = None
+    usd_per_job: Range | None = None
+    usd_per_million_tokens: Range | None = None
+    max_concurrent_users: int | None = None
+
+    @property
+    def gpu_count(self) -> int:
+        return self.parallelism.gpu_count
+
+    @property
+    def usd_per_hour(self) -> float | None:
+        return self.offer.usd_per_hour if self.offer else None
+
+
+@dataclass(frozen=True)
+class Remedy:
+    name: str
+    change: str
+    fits: bool
+    effect: str
+    best: Candidate | None
+
+
+@dataclass
+class SizingResult:
+    workload: Workload
+    candidates: list[Candidate]
+    remedies: list[Remedy]
+    assumptions: list[str]
+
+    @property
+    def fitting(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.fits]
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.fitting[0] if self.fitting else None
+
+
+def _precision_problem(workload: Workload, device: Device) -> str | None:
+    dtype = Dtype.BF16 if workload.task is Task.QLORA else workload.weight_dtype
+    peak, _ = compute_peak_tflops(device, dtype)
+    if peak is None:
+        return f"{device.name} has no {dtype.upper()} support: choose fp16"
+    if workload.task.trains and dtype is Dtype.FP8 and not device.supports_fp8:
+        return f"{device.name} has no FP8 tensor cores for FP8 training"
+    if workload.kv_dtype is Dtype.BF16 and not device.supports_bf16 and not workload.task.trains:
+        return f"{device.name} has no BF16 support: choose an fp16 KV cache"
+    return None
+
+
+def _gib(value: float) -> str:
+    return f"{value / GIB:.1f} GiB"
+
+
+def _evaluate(
+    workload: Workload, device: Device, parallelism: Parallelism
+) -> tuple[MemoryBreakdown, float, str | None]:
+    memory = memory_per_gpu(workload, parallelism)
+    usable = usable_bytes(device.memory_gib)
+    if memory.total > usable:
+        return (
+            memory,
+            usable,
+            (f"needs {_gib(memory.total)} per GPU, {device.name} has {_gib(usable)} usable"),
+        )
+    return memory, usable, None
+
+
+def _parallelism_options(workload: Workload, count: int) -> list[Parallelism]:
+    if not workload.task.trains:
+        return [Parallelism(count, tensor_parallel=count)]
+    tp = min(workload.tensor_parallel, count)
+    if count % tp:
+        return []
+    if count // tp == 1:
+        return [Parallelism(count, tensor_parallel=tp, zero_stage=0)]
+    stages = [workload.zero_stage] if workload.zero_stage is not None else [0, 1, 2, 3]
+    return [Parallelism(count, tensor_parallel=tp, zero_stage=s) for s in stages]
+
+
+def _candidate(
+    workload: Workload, device: Device, count: int, offers: Sequence[Offer]
+) -> Candidate:
+    arch = workload.architecture
+    options = _parallelism_options(workload, count)
+    problem = _precision_problem(workload, device)
+    if not options:
+        options = [Parallelism(count)]
+        problem = (
+            problem or f"tensor parallel {workload.tensor_parallel} does not divide {count} GPUs"
+        )
+    tp = options[0].tensor_parallel
+    if problem is None and arch.num_attention_heads % tp:
+        problem = f"{arch.num_attention_heads} attention heads do not split over {tp} GPUs"
+    chosen = None
+    for parallelism in options:
+        memory, usable, memory_problem = _evaluate(workload, device, parallelism)
+        chosen = (parallelism, memory, usable, memory_problem)
+        if memory_problem is None:
+            break
+    assert chosen is not None
+    parallelism, memory, usable, memory_problem = chosen
+    reason = problem or memory_problem
+    candidate = Candidate(
+        device=device,
+        parallelism=parallelism,
+        memory=memory,
+        usable_bytes=usable,
+        fits=reason is None,
+        reason=reason
+        or f"{_gib(memory.total)} of {_gib(usable)} per GPU ({parallelism.describe()})",
+    )
+    if tp > 1 and tp > device.fast_link_gpus:
+        candidate.warnings.append(
+            f"tensor parallel over {tp} GPUs without a fast link ({device.interconnect}): "
+            "all-reduces cross PCIe, so it runs at about half speed"
+        )
+    if workload.weight_dtype in {Dtype.FP8, Dtype.INT8} and not workload.task.trains:
+        _, note = compute_peak_tflops(device, workload.weight_dtype)
+        if "dequantised" in note:
+            candidate.warnings.append(f"{note}: memory saved, no compute speed-up")
+    if not candidate.fits:
+        return candidate
+    matching = [
+        o for o in offers if o.gpu_count == count and o.pricing_model == workload.pricing_model
+    ]
+    candidate.offer = min(matching, key=lambda o: o.usd_per_hour, default=None)
+    if workload.task.trains:
+        candidate.training = training_time(workload, device, parallelism)
+        if candidate.offer:
+            candidate.usd_per_job = candidate.training.hours.scaled(candidate.offer.usd_per_hour)
+    else:
+        candidate.speed = inference_speed(workload, device, parallelism)
+        if arch.has_kv_cache:
+            capacity = kv_capacity_tokens(workload, parallelism, usable)
+            candidate.max_concurrent_users = capacity // workload.context_tokens
+        if candidate.offer and workload.output_tokens:
+            tokens_per_hour = candidate.speed.decode_tokens_per_s_total.scaled(3600)
+            candidate.usd_per_million_tokens = tokens_per_hour.inverted(
+                candidate.offer.usd_per_hour * 1e6
+            )
+    return candidate
+
+
+def _rank_key(workload: Workload):
+    def key(candidate: Candidate) -> tuple:
+        if not candidate.fits:
+            return (2, candidate.memory.total / candidate.usable_bytes, candidate.device.name)
+        if workload.goal is Goal.FASTEST:
+            speed = (
+                candidate.training.hours.expected
+                if candidate.training
+                else (candidate.speed.seconds_per_request.expected if candidate.speed else 0)
+            )
+            return (0 if candidate.offer else 1, speed, candidate.usd_per_hour or 0)
+        if candidate.offer is None:
+            return (1, candidate.gpu_count, candidate.device.name)
+        cost = (
+            candidate.usd_per_job.expected
+            if candidate.usd_per_job
+            else candidate.usd_per_million_tokens.expected
+            if candidate.usd_per_million_tokens
+            else candidate.offer.usd_per_hour
+        )
+        return (0, cost, candidate.gpu_count)
+
+    return key
+
+
+def rank_candidates(
+    workload: Workload,
+    devices: Iterable[Device],
+    offers_by_device: Mapping[str, Sequence[Offer]],
+    counts: Sequence[int] = GPU_COUNTS,
+) -> list[Candidate]:
+    candidates = [
+        _candidate(workload, device, count, offers_by_device.get(device.key, ()))
+        for device in devices
+        for count in counts
+    ]
+    return sorted(candidates, key=_rank_key(workload))
+
+
+def _remedy_variants(workload: Workload) -> list[tuple[str, str, Workload]]:
+    arch = workload.architecture
+    variants: list[tuple[str, str, Workload]] = []
+    if workload.task is Task.INFERENCE:
+        if arch.has_kv_cache and workload.kv_dtype not in {Dtype.FP8}:
+            variants.append(
+                (
+                    "fp8 KV cache",
+                    "store the KV cache in fp8 (halves it)",
+                    workload.with_changes(kv_dtype=Dtype.FP8),
+                )
+            )
+        if workload.weight_dtype in {Dtype.FP32, Dtype.BF16, Dtype.FP16}:
+            variants.append(
+                (
+                    "fp8 weights",
+                    "serve fp8-quantised weights",
+                    workload.with_changes(weight_dtype=Dtype.FP8),
+                )
+            )
+        if workload.weight_dtype is not Dtype.INT4:
+            variants.append(
+                (
+                    "int4 weights",
+                    "serve 4-bit (GPTQ/AWQ) weights",
+                    workload.with_changes(weight_dtype=Dtype.INT4),
+                )
+            )
+        if workload.context_tokens > 1024:
+            shorter = workload.context_tokens // 2
+            variants.append(
+                (
+                    "shorter context",
+                    f"cap the context at {shorter:,} tokens",
+                    workload.with_changes(context_tokens=shorter),
+                )
+            )
+        if workload.batch_size > 1:
+            fewer = max(1, workload.batch_size // 2)
+            variants.append(
+                (
+                    "fewer concurrent sequences",
+                    f"serve {fewer} sequences at once",
+                    workload.with_changes(batch_size=fewer),
+                )
+            )
+        return variants
+    if not workload.gradient_checkpointing:
+        variants.append(
+            (
+                "gradient checkpointing",
+                "recompute activations in the backward pass",
+                workload.with_changes(gradient_checkpointing=True),
+            )
+        )
+    if workload.zero_stage not in {None, 3}:
+        variants.append(
+            (
+                "ZeRO-3 / FSDP",
+                "shard weights, gradients and optimizer states",
+                workload.with_changes(zero_stage=3),
+            )
+        )
+    if workload.task in {Task.FULL, Task.PRETRAIN} and workload.optimizer is Optimizer.ADAMW:
+        variants.append(
+            (
+                "8-bit Adam",
+                "keep Adam's moments in 8 bits",
+                workload.with_changes(optimizer=Optimizer.ADAMW_8BIT),
+            )
+        )
+    if workload.task is Task.FULL:
+        variants.append(
+            (
+                "LoRA",
+                "train low-rank adapters on a frozen 16-bit model",
+                workload.with_changes(task=Task.LORA),
+            )
+        )
+    if workload.task in {Task.FULL, Task.LORA}:
+        variants.append(
+            (
+                "QLoRA",
+                "train adapters on a frozen 4-bit (NF4) model",
+                workload.with_changes(task=Task.QLORA),
+            )
+        )
+    if workload.batch_size > 1:
+        variants.append(
+            (
+                "micro-batch 1",
+                "micro-batch of 1 with gradient accumulation",
+                workload.with_changes(batch_size=1),
+            )
+        )
+    if workload.context_tokens > 1024:
+        shorter = workload.context_tokens // 2
+        variants.append(
+            (
+                "shorter sequences",
+                f"train on {shorter:,}-token sequences",
+                workload.with_changes(context_tokens=shorter),
+            )
+        )
+    return variants
+
+
+def _remedies(
+    workload: Workload, devices: Sequence[Device], offers_by_device: Mapping[str, Sequence[Offer]]
+) -> list[Remedy]:
+    remedies = []
+    for name, change, variant in _remedy_variants(workload):
+        ranked = rank_candidates(variant, devices, offers_by_device)
+        best = ranked[0] if ranked and ranked[0].fits else None
+        if best:
+            price = f", from ${best.offer.usd_per_hour:,.2f}/h" if best.offer else ""
+            effect = (
+                f"fits on {best.gpu_count}× {best.device.name}: {_gib(best.memory.total)} of "
+                f"{_gib(best.usable_bytes)} per GPU{price}"
+            )
+        else:
+            smallest = min(ranked, key=lambda c: c.memory.total / c.usable_bytes)
+            effect = f"still does not fit: {smallest.reason}"
+        remedies.append(Remedy(name, change, best is not None, effect, best))
+    remedies.sort(
+        key=lambda r: (
+            not r.fits,
+            r.best.offer is None if r.best else True,
+            (r.best.usd_per_hour or 0) if r.best else 0,
+        )
+    )
+    more = ("more GPUs", "shard over more than 8 GPUs (several nodes)")
+    if not any(r.fits for r in remedies):
+        remedies.append(Remedy(*more, False, "beyond one node: not sized here", None))
+    return remedies
+
+
+def assumptions(workload: Workload) -> list[str]:
+    arch = workload.architecture
+    items = [
+        f"usable memory = {USABLE_FRACTION:.0%} of the datasheet capacity (an H100's 80 GiB shows "
+        "as 79.2 GiB to CUDA); memory in GiB (2^30 bytes)",
+        f"runtime overhead: {CUDA_CONTEXT_BYTES / GIB:.2f} GiB CUDA context per GPU, plus "
+        f"{COLLECTIVE_BUFFER_BYTES / GIB:.1f} GiB of NCCL buffers when GPUs communicate",
+        f"allocator headroom: {ALLOCATOR_HEADROOM_FRACTION:.0%} over the tensors held",
+        f"parameters: {arch.params_total:,} total, {arch.params_active:,} active per token",
+    ]
+    items.extend(arch.notes)
+    items.extend(workload.notes)
+    if workload.task is Task.INFERENCE:
+        items += [
+            f"weights {workload.weight_dtype}, KV cache {workload.kv_dtype}; quantised formats "
+            "keep embeddings and the output head in 16-bit",
+            f"{workload.batch_size} sequence(s) of {workload.context_tokens:,} tokens, "
+            f"{workload.output_tokens:,} generated per request",
+            f"activations: a prefill chunk of up to {PREFILL_CHUNK_TOKENS:,} tokens",
+            "decode: bytes read per step (weights + KV) over bandwidth at "
+            f"{DECODE_BANDWIDTH_EFFICIENCY.low:.0%}/{DECODE_BANDWIDTH_EFFICIENCY.expected:.0%}/"
+            f"{DECODE_BANDWIDTH_EFFICIENCY.high:.0%} of the roofline, or compute at "
+            f"{INFERENCE_COMPUTE_EFFICIENCY.low:.0%}-{INFERENCE_COMPUTE_EFFICIENCY.high:.0%} "
+            "of dense peak, whichever is slower",
+        ]
+    else:
+        items += [
+            f"training {workload.task}: {trainable_params(workload):,} trained parameters, "
+            f"optimizer {workload.optimizer}, precision {workload.weight_dtype}",
+            f"micro-batch {workload.batch_size} × {workload.context_tokens:,} tokens per GPU; "
+            f"gradient checkpointing {'on' if workload.gradient_checkpointing else 'off'}; "
+            f"flash attention {'on' if workload.flash_attention else 'off'}",
+            f"time: FLOPs over dense peak × MFU {TRAINING_MFU.low:.0%}/"
+            f"{TRAINING_MFU.expected:.0%}/{TRAINING_MFU.high:.0%} "
+            f"for {workload.tokens_to_train:,} training tokens",
+        ]
+        if workload.task.adapters:
+            items.append(
+                f"LoRA rank {workload.lora_rank} on "
+                f"{', '.join(workload.lora_targets)} linear layers"
+            )
+    items.append(f"prices: {workload.pricing_model.replace('_', '-')}, cheapest offer per instance")
+    return items
+
+
+def recommend(
+    workload: Workload,
+    devices: Sequence[Device],
+    offers_by_device: Mapping[str, Sequence[Offer]],
+) -> SizingResult:
+    workload.validate()
+    candidates = rank_candidates(workload, devices, offers_by_device)
+    fits = any(c.fits for c in candidates)
+    remedies = [] if fits else _remedies(workload, devices, offers_by_device)
+    return SizingResult(workload, candidates, remedies, assumptions(workload))

@@ -1,0 +1,114 @@
+"""One JSON shape for a sizing answer: the API returns it, the CLI prints it, pages render it."""
+
+from typing import Any
+
+from advisor.domain.sizing.memory import GIB
+from advisor.domain.sizing.precision import BYTES_PER_VALUE
+from advisor.domain.sizing.recommend import Candidate, SizingResult
+from advisor.domain.sizing.speed import Range
+
+
+def _range(value: Range | None, digits: int = 4) -> dict[str, float] | None:
+    return value.as_dict(digits) if value else None
+
+
+def candidate_report(candidate: Candidate) -> dict[str, Any]:
+    offer = candidate.offer
+    report: dict[str, Any] = {
+        "gpu": candidate.device.key,
+        "gpu_name": candidate.device.name,
+        "gpu_count": candidate.gpu_count,
+        "fits": candidate.fits,
+        "reason": candidate.reason,
+        "parallelism": candidate.parallelism.describe(),
+        "tensor_parallel": candidate.parallelism.tensor_parallel,
+        "zero_stage": candidate.parallelism.zero_stage,
+        "memory_per_gpu_bytes": round(candidate.memory.total),
+        "memory_per_gpu_gib": round(candidate.memory.total / GIB, 2),
+        "usable_per_gpu_gib": round(candidate.usable_bytes / GIB, 2),
+        "memory": candidate.memory.as_dict(),
+        "warnings": candidate.warnings,
+        "usd_per_hour": offer.usd_per_hour if offer else None,
+        "offer": {
+            "provider": offer.provider,
+            "provider_name": offer.provider_name,
+            "instance_type": offer.instance_type,
+            "region": offer.region,
+            "pricing_model": offer.pricing_model,
+        }
+        if offer
+        else None,
+    }
+    if candidate.speed:
+        speed = candidate.speed
+        report |= {
+            "decode_tokens_per_s_per_sequence": _range(speed.decode_tokens_per_s_per_sequence, 2),
+            "decode_tokens_per_s_total": _range(speed.decode_tokens_per_s_total, 2),
+            "prefill_seconds": _range(speed.prefill_seconds),
+            "seconds_per_request": _range(speed.seconds_per_request),
+            "bound": speed.bound,
+            "usd_per_million_tokens": _range(candidate.usd_per_million_tokens),
+            "max_concurrent_users": candidate.max_concurrent_users,
+        }
+    if candidate.training:
+        report |= {
+            "training_hours": _range(candidate.training.hours),
+            "training_flops": candidate.training.flops,
+            "usd_per_job": _range(candidate.usd_per_job, 2),
+        }
+    return report
+
+
+def sizing_report(result: SizingResult) -> dict[str, Any]:
+    workload = result.workload
+    arch = workload.architecture
+    best = result.best
+    reference = best or min(result.candidates, key=lambda c: c.memory.total)
+    kv_bytes = BYTES_PER_VALUE[workload.kv_dtype]
+    return {
+        "model": {
+            "name": arch.name,
+            "family": arch.family,
+            "params_total": arch.params_total,
+            "params_active": arch.params_active,
+            "kv_bytes_per_token": round(arch.kv_bytes_per_token(kv_bytes)),
+            "kv_dtype": str(workload.kv_dtype),
+            "num_layers": arch.num_layers,
+            "hidden_size": arch.hidden_size,
+            "sliding_window": arch.sliding_window,
+        },
+        "workload": {
+            "task": str(workload.task),
+            "weight_dtype": str(workload.weight_dtype),
+            "kv_dtype": str(workload.kv_dtype),
+            "batch_size": workload.batch_size,
+            "context_tokens": workload.context_tokens,
+            "output_tokens": workload.output_tokens,
+            "optimizer": str(workload.optimizer),
+            "gradient_checkpointing": workload.gradient_checkpointing,
+            "flash_attention": workload.flash_attention,
+            "zero_stage": workload.zero_stage,
+            "tensor_parallel": workload.tensor_parallel,
+            "lora_rank": workload.lora_rank,
+            "lora_targets": list(workload.lora_targets),
+            "train_tokens": workload.tokens_to_train if workload.task.trains else None,
+            "pricing_model": workload.pricing_model,
+            "goal": str(workload.goal),
+        },
+        "memory": reference.memory.as_dict(),
+        "memory_for": {"gpu": reference.device.key, "gpu_count": reference.gpu_count},
+        "fits_anywhere": best is not None,
+        "recommendation": candidate_report(best) if best else None,
+        "candidates": [candidate_report(c) for c in result.candidates],
+        "remedies": [
+            {
+                "name": remedy.name,
+                "change": remedy.change,
+                "fits": remedy.fits,
+                "effect": remedy.effect,
+                "best": candidate_report(remedy.best) if remedy.best else None,
+            }
+            for remedy in result.remedies
+        ],
+        "assumptions": result.assumptions,
+    }

@@ -1,0 +1,125 @@
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from advisor.api.serializers import SizingRequestSerializer
+from advisor.domain.sizing.report import sizing_report
+from advisor.services import sizing_advise
+
+OPTIONS = [
+    "task",
+    "weight_dtype",
+    "kv_dtype",
+    "batch_size",
+    "context_tokens",
+    "output_tokens",
+    "concurrent_users",
+    "optimizer",
+    "zero_stage",
+    "tensor_parallel",
+    "lora_rank",
+    "train_tokens",
+    "pricing_model",
+    "goal",
+    "num_layers",
+    "hidden_size",
+    "num_kv_heads",
+]
+
+
+class Command(BaseCommand):
+    help = (
+        "Size a workload: which GPUs it fits, how fast, what it costs, ranked. "
+        "The same engine and JSON as POST /api/v1/advice/sizing."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--config", type=Path, help="A Hugging Face config.json file.")
+        source.add_argument("--model", help="A bundled model, e.g. llama-3.1-70b.")
+        source.add_argument("--params", type=float, help="A bare parameter count, e.g. 7e9.")
+        parser.add_argument(
+            "--task",
+            choices=["inference", "lora", "qlora", "full", "pretrain"],
+            default="inference",
+        )
+        parser.add_argument("--weight-dtype", dest="weight_dtype")
+        parser.add_argument("--kv-dtype", dest="kv_dtype")
+        for name in [
+            "batch_size",
+            "context_tokens",
+            "output_tokens",
+            "concurrent_users",
+            "zero_stage",
+            "tensor_parallel",
+            "lora_rank",
+            "num_layers",
+            "hidden_size",
+            "num_kv_heads",
+        ]:
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int)
+        parser.add_argument("--train-tokens", dest="train_tokens", type=float)
+        parser.add_argument("--optimizer")
+        parser.add_argument("--pricing-model", dest="pricing_model")
+        parser.add_argument("--goal")
+        parser.add_argument("--lora-targets", dest="lora_targets", help="comma-separated")
+        parser.add_argument("--no-gradient-checkpointing", action="store_true")
+        parser.add_argument("--no-flash-attention", action="store_true")
+        parser.add_argument("--top", type=int, default=10, help="Candidates to print.")
+        parser.add_argument("--json", action="store_true", help="Print the full JSON answer.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        data: dict[str, Any] = {
+            name: options[name] for name in OPTIONS if options.get(name) is not None
+        }
+        if options["model"]:
+            data["model"] = options["model"]
+        elif options["config"]:
+            try:
+                data["config"] = json.loads(options["config"].read_text())
+            except (OSError, json.JSONDecodeError) as error:
+                raise CommandError(f"cannot read {options['config']}: {error}") from error
+        else:
+            data["params"] = int(options["params"])
+        if options.get("train_tokens") is not None:
+            data["train_tokens"] = int(options["train_tokens"])
+        if options["lora_targets"]:
+            data["lora_targets"] = options["lora_targets"].split(",")
+        data["gradient_checkpointing"] = not options["no_gradient_checkpointing"]
+        data["flash_attention"] = not options["no_flash_attention"]
+        serializer = SizingRequestSerializer(data=data)
+        if not serializer.is_valid():
+            errors = "; ".join(
+                f"{field}: {' '.join(map(str, msgs))}" for field, msgs in serializer.errors.items()
+            )
+            raise CommandError(errors)
+        report = sizing_report(sizing_advise(workload=serializer.validated_data["workload"]))
+        if options["json"]:
+            self.stdout.write(json.dumps(report, indent=2))
+            return
+        self._print_table(report, options["top"])
+
+    def _print_table(self, report: dict, top: int) -> None:
+        model = report["model"]
+        self.stdout.write(
+            f"{model['name']}: {model['params_total']:,} parameters "
+            f"({model['params_active']:,} active), KV {model['kv_bytes_per_token']:,} B/token"
+        )
+        fitting = [c for c in report["candidates"] if c["fits"]]
+        if not fitting:
+            self.stdout.write(self.style.WARNING("Nothing fits. Remedies:"))
+            for remedy in report["remedies"]:
+                self.stdout.write(f"  {remedy['name']}: {remedy['effect']}")
+            return
+        for candidate in fitting[:top]:
+            price = (
+                f"${candidate['usd_per_hour']:,.2f}/h" if candidate["usd_per_hour"] else "no offer"
+            )
+            self.stdout.write(
+                f"  {candidate['gpu_count']}x {candidate['gpu_name']:<28} "
+                f"{candidate['memory_per_gpu_gib']:>7.1f} / "
+                f"{candidate['usable_per_gpu_gib']:.1f} GiB  "
+                f"{price:>12}  {candidate['parallelism']}"
+            )
