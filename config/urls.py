@@ -26,5 +26,6 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
+    path("", include("advisor.urls")),
     path("", include("catalog.urls")),
 ]
