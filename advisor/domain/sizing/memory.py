@@ -22,7 +22,8 @@ CUDA_CONTEXT_BYTES = 0.75 * GIB
 # NCCL buffers when GPUs talk: vLLM's non-torch memory went from 0.25 GiB at TP=1 to
 # 2.07 GiB at TP=2 on the same model.
 COLLECTIVE_BUFFER_BYTES = 1.8 * GIB
-# The caching allocator rounds and fragments: headroom over the tensors it holds.
+# The caching allocator rounds and fragments what is allocated and freed as the job runs
+# (activations, KV blocks, gradients, optimizer steps); weights are loaded once, contiguously.
 ALLOCATOR_HEADROOM_FRACTION = 0.05
 # vLLM-style serving runs prefill in chunks of at most this many tokens.
 PREFILL_CHUNK_TOKENS = 8192
@@ -173,14 +174,14 @@ def memory_per_gpu(workload: Workload, parallelism: Parallelism) -> MemoryBreakd
         )
         activations = chunk * transient * 2
         logits = workload.batch_size * arch.vocab_size * FP32_BYTES / tp
-        tensors = weights + kv + activations + logits
+        dynamic = kv + activations + logits
         return MemoryBreakdown(
             weights=weights,
             activations=activations,
             kv_cache=kv,
             logits=logits,
             runtime_overhead=runtime,
-            allocator_headroom=tensors * ALLOCATOR_HEADROOM_FRACTION,
+            allocator_headroom=dynamic * ALLOCATOR_HEADROOM_FRACTION,
         )
 
     dp, stage = parallelism.data_parallel, parallelism.zero_stage
@@ -208,7 +209,7 @@ def memory_per_gpu(workload: Workload, parallelism: Parallelism) -> MemoryBreakd
         stored = arch.num_layers * per_layer
     activations = stored / tp
     logits = 2 * tokens * arch.vocab_size * FP32_BYTES / tp  # fp32 logits and their gradient
-    tensors = weights + gradients + optimizer + activations + logits
+    dynamic = gradients + optimizer + activations + logits
     return MemoryBreakdown(
         weights=weights,
         gradients=gradients,
@@ -216,7 +217,7 @@ def memory_per_gpu(workload: Workload, parallelism: Parallelism) -> MemoryBreakd
         activations=activations,
         logits=logits,
         runtime_overhead=runtime,
-        allocator_headroom=tensors * ALLOCATOR_HEADROOM_FRACTION,
+        allocator_headroom=dynamic * ALLOCATOR_HEADROOM_FRACTION,
     )
 
 

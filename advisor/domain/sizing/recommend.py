@@ -3,6 +3,7 @@
 When nothing fits, the remedies a team would try are sized too, each with its effect.
 """
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -364,10 +365,26 @@ def _remedies(
             (r.best.usd_per_hour or 0) if r.best else 0,
         )
     )
-    more = ("more GPUs", "shard over more than 8 GPUs (several nodes)")
-    if not any(r.fits for r in remedies):
-        remedies.append(Remedy(*more, False, "beyond one node: not sized here", None))
+    remedies.append(_more_gpus(workload, devices, offers_by_device))
     return remedies
+
+
+def _more_gpus(
+    workload: Workload, devices: Sequence[Device], offers_by_device: Mapping[str, Sequence[Offer]]
+) -> Remedy:
+    """Beyond one node: how many GPUs the memory alone calls for, as a first bound."""
+    eight = [
+        c
+        for c in rank_candidates(workload, devices, offers_by_device, counts=(8,))
+        if c.fits or c.reason.startswith("needs")  # not those ruled out by precision or heads
+    ]
+    closest = min(eight, key=lambda c: c.memory.total / c.usable_bytes)
+    gpus = math.ceil(8 * closest.memory.total / closest.usable_bytes)
+    effect = (
+        f"at least {gpus}× {closest.device.name} by memory alone (several nodes; "
+        "inter-node bandwidth not sized here)"
+    )
+    return Remedy("more GPUs", "shard over more than 8 GPUs", False, effect, None)
 
 
 def assumptions(workload: Workload) -> list[str]:
@@ -377,7 +394,8 @@ def assumptions(workload: Workload) -> list[str]:
         "as 79.2 GiB to CUDA); memory in GiB (2^30 bytes)",
         f"runtime overhead: {CUDA_CONTEXT_BYTES / GIB:.2f} GiB CUDA context per GPU, plus "
         f"{COLLECTIVE_BUFFER_BYTES / GIB:.1f} GiB of NCCL buffers when GPUs communicate",
-        f"allocator headroom: {ALLOCATOR_HEADROOM_FRACTION:.0%} over the tensors held",
+        f"allocator headroom: {ALLOCATOR_HEADROOM_FRACTION:.0%} over what is allocated while "
+        "running (activations, KV cache, gradients, optimizer states), not the weights",
         f"parameters: {arch.params_total:,} total, {arch.params_active:,} active per token",
     ]
     items.extend(arch.notes)

@@ -35,7 +35,7 @@ class Range:
 
 # Batch-1 decode reaches 48-86% of the bandwidth roofline in the published runs
 # (llama.cpp, MLC, ExLlama on RTX 3090 Ti / 4090 / Apple M-series), median about 70%.
-DECODE_BANDWIDTH_EFFICIENCY = Range(0.50, 0.70, 0.85)
+DECODE_BANDWIDTH_EFFICIENCY = Range(0.45, 0.70, 0.88)
 # Large-batch decode and prefill turn compute-bound; serving stacks reach 40-70% of peak
 # (llm-analysis: "up to 0.7 for inference").
 INFERENCE_COMPUTE_EFFICIENCY = Range(0.40, 0.55, 0.70)

@@ -1,0 +1,117 @@
+"""POST /api/v1/advice/sizing and `manage.py size`: the documented JSON, errors as 400."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from advisor.domain.sizing.models import MODELS_DIR
+
+URL = "/api/v1/advice/sizing"
+
+
+@pytest.fixture
+def api(catalog) -> APIClient:
+    return APIClient()
+
+
+def test_a_sizing_answer_has_the_documented_fields(api):
+    response = api.post(
+        URL, {"model": "llama-3.1-70b", "task": "qlora", "context_tokens": 4096}, format="json"
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["model"]["params_total"] == 70_553_706_496
+    assert body["model"]["params_active"] == 70_553_706_496
+    assert body["model"]["kv_bytes_per_token"] == 327_680
+    assert set(body["memory"]) == {
+        "weights",
+        "gradients",
+        "optimizer_states",
+        "activations",
+        "kv_cache",
+        "logits",
+        "runtime_overhead",
+        "allocator_headroom",
+    }
+    first = body["candidates"][0]
+    assert {"gpu", "gpu_count", "fits", "reason", "usd_per_hour"} <= set(first)
+    assert len(body["candidates"]) == 4 * 30
+    assert body["assumptions"]
+
+
+def test_kv_bytes_per_token_follow_the_chosen_kv_dtype(api):
+    body = api.post(URL, {"model": "llama-3.1-8b", "kv_dtype": "fp8"}, format="json").json()
+    assert body["model"]["kv_bytes_per_token"] == 65_536
+
+
+def test_an_uploaded_config_is_sized_like_the_bundled_model(api):
+    config = json.loads((MODELS_DIR / "qwen2.5-7b.json").read_text())
+    body = api.post(URL, {"config": config}, format="json").json()
+    assert body["model"]["params_total"] == 7_615_616_512
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"model": "nope"}, "model"),
+        ({}, "model"),
+        ({"model": "gpt2", "params": 7_000_000_000}, "model"),
+        ({"model": "gpt2", "context_tokens": 0}, "context_tokens"),
+        ({"model": "gpt2", "batch_size": "many"}, "batch_size"),
+        ({"model": "gpt2", "task": "fly"}, "task"),
+        ({"model": "gpt2", "weight_dtype": "fp4"}, "weight_dtype"),
+        ({"model": "gpt2", "zero_stage": 5}, "zero_stage"),
+        ({"config": "{not json"}, "config"),
+        ({"config": [1, 2]}, "config"),
+        ({"config": {"model_type": "mamba"}}, "config"),
+        ({"config": {"model_type": "llama", "hidden_size": "wide"}}, "config"),
+        ({"params": 5}, "params"),
+        ({"model": "llama-3.1-8b", "task": "lora", "lora_targets": ["nope"]}, "lora_targets"),
+        ({"model": "llama-3.1-8b", "task": "full", "weight_dtype": "int4"}, "task"),
+    ],
+)
+def test_bad_requests_are_400_naming_the_field(api, payload, field):
+    response = api.post(URL, payload, format="json")
+    assert response.status_code == 400
+    assert field in response.json()
+
+
+def test_the_schema_documents_the_sizing_endpoint_with_examples(api):
+    schema = api.get("/api/schema/", {"format": "json"}).json()
+    operation = schema["paths"]["/api/v1/advice/sizing"]["post"]
+    examples = operation["requestBody"]["content"]["application/json"]["examples"]
+    assert len(examples) >= 2
+
+
+def test_bundled_models_are_listed(api):
+    rows = api.get("/api/v1/advice/models").json()["results"]
+    assert {"llama-3.1-70b", "mixtral-8x7b-v0.1", "t5-base"} <= {row["slug"] for row in rows}
+
+
+def test_size_command_json_has_the_fields_scripts_use(catalog):
+    out = StringIO()
+    call_command("size", "--model", "llama-3.1-8b", "--task", "inference", "--json", stdout=out)
+    body = json.loads(out.getvalue())
+    assert body["model"]["params_total"] == 8_030_261_248
+    assert body["model"]["kv_bytes_per_token"] == 131_072
+    assert {"gpu", "gpu_count", "fits", "reason", "usd_per_hour"} <= set(body["candidates"][0])
+    assert body["assumptions"] and body["memory"]["weights"] > 0
+
+
+def test_size_command_accepts_a_config_file_and_a_bare_parameter_count(catalog, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text((MODELS_DIR / "gpt2.json").read_text())
+    out = StringIO()
+    call_command("size", "--config", str(config), "--json", stdout=out)
+    assert json.loads(out.getvalue())["model"]["params_total"] == 124_439_808
+    out = StringIO()
+    call_command("size", "--params", "13e9", "--task", "full", "--zero-stage", "3", stdout=out)
+    assert "13,000,000,000 parameters" in out.getvalue()
+
+
+def test_size_command_reports_bad_input_as_a_command_error(catalog):
+    with pytest.raises(CommandError, match="context_tokens"):
+        call_command("size", "--model", "gpt2", "--context-tokens", "0")
