@@ -4,11 +4,14 @@ Units are in field names: memory in GiB (2^30 bytes), bandwidth in decimal GB/s,
 dense TFLOPS / TOPS, prices in USD per hour.
 """
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Cast
 from django.urls import reverse
+from django.utils import timezone
 
 from catalog.domain.quotes import PricingModel
 from catalog.domain.specs import GIB
@@ -125,6 +128,9 @@ class Offer(models.Model):
     )
     source = models.CharField(max_length=200, help_text="Where the current price came from.")
     price_observed_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a feed last listed this offer."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -151,6 +157,15 @@ class Offer(models.Model):
         where = f"{self.region}/{self.zone}" if self.zone else self.region
         return f"{self.provider.key} {self.instance_type} {where} ({self.pricing_model})"
 
+    def get_absolute_url(self) -> str:
+        return reverse("catalog:offer-detail", kwargs={"offer_id": self.pk})
+
+    @property
+    def is_stale(self) -> bool:
+        """No feed has listed this offer for longer than PRICE_STALE_AFTER_HOURS."""
+        seen = self.last_seen_at or self.price_observed_at
+        return timezone.now() - seen > timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
+
 
 class PriceHistory(models.Model):
     """Every price an offer has had, from feeds and from staff edits (who, and the old value)."""
@@ -175,3 +190,89 @@ class PriceHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.offer_id}: ${self.usd_per_hour}/h at {self.observed_at:%Y-%m-%d %H:%M}"
+
+
+class PriceSource(models.TextChoices):
+    BUNDLED = "bundled", "bundled snapshot"
+    GPUHUNT = "gpuhunt", "gpuhunt catalogue"
+    AZURE = "azure", "Azure Retail Prices API"
+    SKYPILOT = "skypilot", "SkyPilot catalogue"
+    CSV = "csv", "staff CSV import"
+
+
+class PriceRefresh(models.Model):
+    """One run of one price source: what it saw, what it changed, or why it changed nothing."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    source = models.CharField(max_length=20, choices=PriceSource.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    triggered_by = models.CharField(
+        max_length=100, blank=True, help_text="schedule, command or a user"
+    )
+    seen = models.PositiveIntegerField(default=0)
+    accepted = models.PositiveIntegerField(default=0)
+    new = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    stale = models.PositiveIntegerField(default=0)
+    quarantined = models.PositiveIntegerField(default=0)
+    rejected = models.PositiveIntegerField(default=0)
+    unmatched = models.PositiveIntegerField(default=0)
+    reason = models.TextField(blank=True, help_text="Why the run failed.")
+    details = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            # The lock: at most one running refresh per source, enforced by the database.
+            models.UniqueConstraint(
+                fields=["source"],
+                condition=Q(status="running"),
+                name="one_running_refresh_per_source",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_source_display()} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
+class QuarantinedPrice(models.Model):
+    """A price that moved by more than 3x: held until a person accepts or rejects it."""
+
+    class Decision(models.TextChoices):
+        PENDING = "pending"
+        ACCEPTED = "accepted"
+        REJECTED = "rejected"
+
+    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="quarantined_prices")
+    refresh = models.ForeignKey(PriceRefresh, on_delete=models.CASCADE, related_name="held_prices")
+    current_usd_per_hour = models.DecimalField(max_digits=12, decimal_places=6)
+    proposed_usd_per_hour = models.DecimalField(max_digits=12, decimal_places=6)
+    observed_at = models.DateTimeField()
+    source = models.CharField(max_length=200)
+    decision = models.CharField(max_length=10, choices=Decision.choices, default=Decision.PENDING)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["decision", "-observed_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(proposed_usd_per_hour__gt=0), name="quarantine_price_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.offer}: ${self.current_usd_per_hour} -> ${self.proposed_usd_per_hour}"
+
+    @property
+    def ratio(self) -> float:
+        return float(self.proposed_usd_per_hour / self.current_usd_per_hour)

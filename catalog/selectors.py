@@ -1,10 +1,12 @@
 """Reads of the catalogue. Keyword-only, typed, named <thing>_<verb>."""
 
+from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Count, Min, QuerySet
+from django.db.models import Count, F, FloatField, Min, QuerySet
+from django.db.models.functions import Cast
 
-from catalog.models import Gpu, Offer
+from catalog.models import Gpu, Offer, PriceHistory, PriceRefresh, PriceSource
 
 
 def gpu_memory_gib_by_key() -> dict[str, Decimal]:
@@ -24,3 +26,37 @@ def offer_list() -> QuerySet[Offer]:
 
 def gpu_offers_list(*, gpu: Gpu) -> QuerySet[Offer]:
     return offer_list().filter(gpu=gpu).order_by("usd_per_gpu_hour", "provider__name", "id")
+
+
+def offer_history_list(*, offer: Offer) -> QuerySet[PriceHistory]:
+    return offer.history.select_related("changed_by").order_by("-observed_at", "-id")
+
+
+def gpu_cheapest_per_gpu_hour_history(*, gpu: Gpu) -> list[tuple[datetime, float]]:
+    """The lowest per-GPU-hour price any offer of this GPU had at each observation time."""
+    rows = (
+        PriceHistory.objects.filter(offer__gpu=gpu)
+        .values("observed_at")
+        .annotate(
+            cheapest=Min(
+                Cast(F("usd_per_hour"), FloatField()) / F("offer__gpu_count"),
+                output_field=FloatField(),
+            )
+        )
+        .order_by("observed_at")
+    )
+    return [(row["observed_at"], row["cheapest"]) for row in rows]
+
+
+def price_sources_last_refreshed() -> list[PriceRefresh]:
+    """The latest successful run of each source, newest first."""
+    latest = []
+    for source in PriceSource.values:
+        run = (
+            PriceRefresh.objects.filter(source=source, status=PriceRefresh.Status.SUCCEEDED)
+            .order_by("-finished_at")
+            .first()
+        )
+        if run:
+            latest.append(run)
+    return sorted(latest, key=lambda run: run.finished_at, reverse=True)

@@ -1,12 +1,22 @@
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django_filters import FilterSet
 
+from catalog.charts import price_history_svg
 from catalog.filters import GpuFilter, OfferFilter
 from catalog.models import Gpu
-from catalog.selectors import gpu_list, gpu_offers_list, offer_list
+from catalog.selectors import (
+    gpu_cheapest_per_gpu_hour_history,
+    gpu_list,
+    gpu_offers_list,
+    offer_history_list,
+    offer_list,
+    price_sources_last_refreshed,
+)
 
 OFFERS_PER_PAGE = 50
 GPU_PAGE_OFFER_LIMIT = 100
@@ -41,6 +51,29 @@ def gpu_detail_page(request: HttpRequest, canonical_key: str) -> HttpResponse:
             "offers": offers[:GPU_PAGE_OFFER_LIMIT],
             "offer_count": offers.count(),
             "offer_limit": GPU_PAGE_OFFER_LIMIT,
+            "history_chart": price_history_svg(
+                gpu_cheapest_per_gpu_hour_history(gpu=gpu),
+                title=f"Cheapest {gpu.name} offer, USD per GPU-hour, at each observation",
+                until=timezone.now(),
+            ),
+        },
+    )
+
+
+def offer_detail_page(request: HttpRequest, offer_id: int) -> HttpResponse:
+    offer = get_object_or_404(offer_list(), pk=offer_id)
+    history = offer_history_list(offer=offer)
+    return render(
+        request,
+        "catalog/offer_detail.html",
+        {
+            "offer": offer,
+            "history": history,
+            "history_chart": price_history_svg(
+                [(row.observed_at, float(row.usd_per_hour)) for row in history],
+                title=f"{offer} price history, USD per hour",
+                until=timezone.now(),
+            ),
         },
     )
 
@@ -55,5 +88,11 @@ def offer_list_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "catalog/offer_list.html",
-        {"filter": offer_filter, "page": page, "query": query.urlencode()},
+        {
+            "filter": offer_filter,
+            "page": page,
+            "query": query.urlencode(),
+            "refreshed": price_sources_last_refreshed(),
+            "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
+        },
     )

@@ -248,6 +248,20 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 
+# Price refreshes (catalog/feeds): where each source lives, and the limits a feed must respect.
+GPUHUNT_CATALOG_URL = env.str(
+    "GPUHUNT_CATALOG_URL", default="https://dstack-gpu-pricing.s3.eu-west-1.amazonaws.com/v3"
+)
+AZURE_PRICES_URL = env.str("AZURE_PRICES_URL", default="https://prices.azure.com/api/retail/prices")
+SKYPILOT_CATALOG_URL = env.str(
+    "SKYPILOT_CATALOG_URL",
+    default="https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs",
+)
+PRICE_FEED_TIMEOUT_S = env.float("PRICE_FEED_TIMEOUT_S", default=30.0)
+PRICE_FEED_MAX_BYTES = env.int("PRICE_FEED_MAX_BYTES", default=20 * 1024 * 1024)
+PRICE_STALE_AFTER_HOURS = env.int("PRICE_STALE_AFTER_HOURS", default=72)
+PRICE_REFRESH_EVERY_HOURS = env.int("PRICE_REFRESH_EVERY_HOURS", default=6)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

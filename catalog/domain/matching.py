@@ -87,6 +87,9 @@ class GpuMatcher:
 
     def match(self, source: str, quote: PriceQuote) -> Match:
         rule = next((r for r in self._rules if r.applies_to(source, quote)), None)
+        if rule is None and quote.accelerator_name in self._memory_gib_by_key:
+            # Our own spelling (Azure's SKU table and staff CSV imports use catalogue keys).
+            rule = AliasRule(source, quote.accelerator_name, quote.accelerator_name)
         if rule is None:
             return Match(
                 None, f"no alias rule for {quote.accelerator_name!r} from {quote.provider}"

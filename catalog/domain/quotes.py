@@ -34,6 +34,9 @@ class PriceQuote:
     gpu_description: str = ""
     vcpus: Decimal | None = None
     ram_gib: Decimal | None = None
+    # What the feed says the price is in; validation refuses anything but USD per hour.
+    currency: str = "USD"
+    unit: str = "hour"
 
     @property
     def offer_key(self) -> tuple[str, str, str, str, str]:

@@ -10,13 +10,17 @@ each documented in the SkyPilot catalogue and our `catalog/data/README.md`:
 
 import ast
 import csv
+import io
 import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+import httpx
+
 from catalog.domain.quotes import PriceQuote, PricingModel, usd_amount
+from catalog.feeds.http import FeedError, fetch_bytes
 
 NO_PRICE_SENTINELS = {Decimal(0), Decimal("700.0")}
 
@@ -294,3 +298,29 @@ def _join_gcp(
                     f"GCP GPU price row ({key[1]}x {key[0]}) without a host VM row in this extract",
                 )
             )
+
+
+EXPECTED_COLUMNS = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"}
+
+
+def fetch_skypilot(
+    client: httpx.Client, base_url: str, files: dict[str, str], *, max_bytes: int
+) -> ParsedFeed:
+    """Fetch `<base_url>/<path>` for each provider and parse them all into one feed."""
+    feed = ParsedFeed()
+    for provider, path in files.items():
+        body = fetch_bytes(client, f"{base_url.rstrip('/')}/{path}", max_bytes=max_bytes)
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise FeedError(f"SkyPilot {provider}: not UTF-8 text") from error
+        header = set(next(csv.reader(io.StringIO(text)), []))
+        missing = EXPECTED_COLUMNS - header
+        if missing:
+            raise FeedError(f"SkyPilot {provider}: missing columns {sorted(missing)}")
+        parsed = parse_vms_csv(
+            io.StringIO(text), provider=provider, source=f"skypilot {provider} ({base_url})"
+        )
+        feed.quotes.extend(parsed.quotes)
+        feed.skipped.extend(parsed.skipped)
+    return feed

@@ -21,7 +21,8 @@ def run_command(*args: str) -> str:
 def test_first_load_brings_30_gpus_and_well_over_1000_offers_each_with_a_history_row():
     report = catalog_load_bundled()
     assert report.gpus.created == Gpu.objects.count() == 30
-    assert report.offers.created == Offer.objects.count() > 1000
+    assert report.refresh.status == "succeeded"
+    assert report.refresh.new == Offer.objects.count() > 1000
     assert PriceHistory.objects.count() == Offer.objects.count()
     assert not Offer.objects.filter(history__isnull=True).exists()
 
@@ -33,7 +34,7 @@ def test_second_load_changes_nothing():
     prices_before = dict(Offer.objects.values_list("id", "usd_per_hour"))
     output = run_command()
     assert "GPUs: 0 created, 0 updated, 30 unchanged" in output
-    assert "Offers: 0 created, 0 updated (0 price changes)" in output
+    assert "Offers: 0 created, 0 price changes, 1067 unchanged" in output
     assert PriceHistory.objects.count() == history_before
     assert dict(Offer.objects.values_list("id", "usd_per_hour")) == prices_before
 
@@ -42,11 +43,9 @@ def test_second_load_changes_nothing():
 def test_every_quote_is_loaded_or_reported_as_unmatched():
     report = json.loads(run_command("--json"))
     offers = report["offers"]
-    assert (
-        report["quotes_read"]
-        == offers["created"] + offers["duplicates"] + report["unmatched_count"]
-    )
-    assert report["unmatched_count"] == sum(entry["count"] for entry in report["unmatched"])
+    assert offers["seen"] == offers["accepted"] + offers["unmatched"] + offers["rejected"]
+    assert offers["new"] == offers["accepted"] == Offer.objects.count()
+    assert offers["unmatched"] == sum(entry["count"] for entry in report["unmatched"])
 
 
 @pytest.mark.django_db
@@ -79,18 +78,14 @@ def test_lambda_rtx6000_is_not_loaded_as_the_rtx_6000_ada():
     assert Offer.objects.filter(gpu__canonical_key="RTX6000Ada").exists()
 
 
-@pytest.mark.django_db
-def test_a_changed_price_in_the_data_writes_exactly_one_history_row(tmp_path):
+@pytest.fixture
+def data_copy(tmp_path):
     data_dir = tmp_path / "data"
     shutil.copytree(BUNDLED_DATA_DIR, data_dir)
-    catalog_load_bundled(data_dir=data_dir)
-    offer = Offer.objects.get(
-        provider__key="lambda",
-        instance_type="gpu_1x_a10",
-        region="us-east-1",
-        pricing_model="on_demand",
-    )
-    old_price = offer.usd_per_hour
+    return data_dir
+
+
+def change_lambda_a10_price(data_dir, new_price: str, observed_at: str) -> None:
     feed = data_dir / "skypilot" / "lambda_vms.csv"
     lines = feed.read_text().splitlines(keepends=True)
     target = next(
@@ -98,15 +93,47 @@ def test_a_changed_price_in_the_data_writes_exactly_one_history_row(tmp_path):
         for i, line in enumerate(lines)
         if line.startswith("gpu_1x_a10,") and ",us-east-1," in line
     )
-    lines[target] = lines[target].replace(f",{old_price.normalize()},", ",9.99,", 1)
+    fields = lines[target].split(",")
+    fields[5] = new_price  # Lambda's columns: InstanceType, ..., MemoryGiB, Price, ...
+    lines[target] = ",".join(fields)
     feed.write_text("".join(lines))
+    manifest_file = data_dir / "skypilot" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["observed_at"] = observed_at
+    manifest_file.write_text(json.dumps(manifest))
+
+
+def lambda_a10() -> Offer:
+    return Offer.objects.get(
+        provider__key="lambda",
+        instance_type="gpu_1x_a10",
+        region="us-east-1",
+        pricing_model="on_demand",
+    )
+
+
+@pytest.mark.django_db
+def test_a_newer_snapshot_with_one_changed_price_writes_exactly_one_history_row(data_copy):
+    catalog_load_bundled(data_dir=data_copy)
+    old_price = lambda_a10().usd_per_hour
+    change_lambda_a10_price(data_copy, "0.99", "2026-02-01T00:00:00+00:00")
     history_before = PriceHistory.objects.count()
 
-    report = catalog_load_bundled(data_dir=data_dir)
+    report = catalog_load_bundled(data_dir=data_copy)
 
-    assert (report.offers.price_changed, report.offers.history_rows) == (1, 1)
+    assert (report.refresh.changed, report.refresh.new) == (1, 0)
     assert PriceHistory.objects.count() == history_before + 1
-    row = offer.history.order_by("-id").first()
-    assert (row.previous_usd_per_hour, str(row.usd_per_hour)) == (old_price, "9.990000")
-    offer.refresh_from_db()
-    assert offer.usd_per_gpu_hour == pytest.approx(9.99)
+    row = lambda_a10().history.order_by("-id").first()
+    assert (row.previous_usd_per_hour, str(row.usd_per_hour)) == (old_price, "0.990000")
+    assert lambda_a10().usd_per_gpu_hour == pytest.approx(0.99)
+
+
+@pytest.mark.django_db
+def test_an_older_snapshot_never_reverts_a_newer_price(data_copy):
+    catalog_load_bundled(data_dir=data_copy)
+    Offer.objects.filter(pk=lambda_a10().pk).update(
+        usd_per_hour="0.80", price_observed_at="2026-06-01T00:00:00Z"
+    )
+    report = catalog_load_bundled(data_dir=data_copy)  # the January snapshot again
+    assert report.refresh.changed == 0
+    assert str(lambda_a10().usd_per_hour) == "0.800000"

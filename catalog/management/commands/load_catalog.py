@@ -1,17 +1,16 @@
 import json
-from collections import Counter
-from dataclasses import asdict
 from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from catalog.services import catalog_load_bundled, unmatched_summary
+from catalog.services import catalog_load_bundled
 
 
 class Command(BaseCommand):
     help = (
         "Load the bundled GPU specs and cloud price snapshot (catalog/data/). Idempotent: a "
-        "second run changes nothing. Prints what was loaded and every offer it could not match."
+        "second run changes nothing, and it never reverts a price a newer refresh wrote. "
+        "Prints what was loaded and every offer it could not match."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -19,50 +18,66 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         report = catalog_load_bundled()
-        unmatched = unmatched_summary(report.unmatched)
-        skipped = Counter(row.reason for row in report.skipped_rows)
+        run, gpus = report.refresh, report.gpus
         if options["json"]:
             self.stdout.write(
                 json.dumps(
                     {
-                        "gpus": asdict(report.gpus),
-                        "offers": asdict(report.offers),
-                        "providers_created": report.providers_created,
-                        "quotes_read": report.quotes_read,
-                        "unmatched": [
-                            {"provider": p, "accelerator": a, "reason": r, "count": c}
-                            for p, a, r, c in unmatched
-                        ],
-                        "unmatched_count": len(report.unmatched),
-                        "skipped_rows": dict(skipped),
+                        "gpus": {
+                            "created": gpus.created,
+                            "updated": gpus.updated,
+                            "unchanged": gpus.unchanged,
+                        },
+                        "status": run.status,
+                        "reason": run.reason,
+                        "offers": {
+                            name: getattr(run, name)
+                            for name in (
+                                "seen",
+                                "accepted",
+                                "new",
+                                "changed",
+                                "unchanged",
+                                "quarantined",
+                                "rejected",
+                                "unmatched",
+                                "stale",
+                            )
+                        },
+                        "unmatched": run.details.get("unmatched", []),
+                        "skipped_rows": dict(run.details.get("skipped_rows", [])),
                         "excluded_files": report.excluded_files,
                     },
                     indent=2,
                 )
             )
             return
-        gpus, offers = report.gpus, report.offers
         self.stdout.write(
             f"GPUs: {gpus.created} created, {gpus.updated} updated, {gpus.unchanged} unchanged"
         )
+        if run.status != run.Status.SUCCEEDED:
+            self.stdout.write(self.style.ERROR(f"Offers not loaded: {run.reason}"))
+            return
         self.stdout.write(
-            f"Offers: {offers.created} created, {offers.updated} updated "
-            f"({offers.price_changed} price changes), {offers.unchanged} unchanged; "
-            f"{offers.history_rows} price history rows written"
+            f"Offers: {run.new} created, {run.changed} price changes, {run.unchanged} unchanged "
+            f"({run.seen} price quotes read, {run.accepted} matched to a catalogue GPU)"
         )
-        self.stdout.write(f"Price quotes read: {report.quotes_read}")
         for file, reason in report.excluded_files.items():
             self.stdout.write(f"Excluded {file}: {reason}")
+        skipped = run.details.get("skipped_rows", [])
         if skipped:
             self.stdout.write("Rows without a usable offer:")
-            for reason, count in skipped.most_common():
+            for reason, count in skipped:
                 self.stdout.write(f"  {count:5d}  {reason}")
+        unmatched = run.details.get("unmatched", [])
         if unmatched:
             self.stdout.write(
                 self.style.WARNING(
-                    "Offers not loaded because their GPU could not be matched: "
-                    f"{len(report.unmatched)}"
+                    f"Offers not loaded because their GPU could not be matched: {run.unmatched}"
                 )
             )
-            for provider, accelerator, reason, count in unmatched:
-                self.stdout.write(f"  {count:5d}  {provider} {accelerator!r}: {reason}")
+            for row in unmatched:
+                self.stdout.write(
+                    f"  {row['count']:5d}  {row['provider']} "
+                    f"{row['accelerator']!r}: {row['reason']}"
+                )
