@@ -19,7 +19,7 @@ from catalog.domain.matching import GpuMatcher, parse_alias_rules
 from catalog.domain.quotes import PriceQuote
 from catalog.domain.specs import GpuSpec, parse_gpu_specs
 from catalog.domain.validation import BatchRefused, ValidatedBatch, needs_quarantine, validate_batch
-from catalog.feeds.http import FeedError
+from catalog.feeds.http import FeedError, TransientFeedError
 from catalog.feeds.skypilot import SkippedRow, parse_vms_csv
 from catalog.models import (
     Gpu,
@@ -354,9 +354,11 @@ def price_refresh(
     run = _start(source, triggered_by)
     try:
         feed = fetch()
-    except FeedError as error:
+    except TransientFeedError as error:
         _fail(run, str(error))
         raise
+    except FeedError as error:
+        return _fail(run, str(error))
     seen = len(feed.quotes) + len(feed.invalid)
     try:
         batch = validate_batch(
