@@ -37,6 +37,7 @@ _GPU_SPEC_FIELDS = [f.name for f in fields(GpuSpec) if f.name != "canonical_key"
 _OFFER_ATTRIBUTES = ["gpu_id", "gpu_count", "accelerator_name", "vcpus", "ram_gib"]
 # A refresh still "running" after this long died with its worker: its lock is released.
 ABANDONED_AFTER = timedelta(hours=1)
+UPDATE_BATCH = 50
 # Which alias rules name each source's GPUs (Azure and CSV use catalogue keys).
 ALIAS_SOURCE = {
     PriceSource.BUNDLED: "skypilot",
@@ -147,6 +148,8 @@ def offers_upsert(
     history: list[PriceHistory] = []
     quarantine: list[QuarantinedPrice] = []
     seen_ids: list[int] = []
+    repriced_ids: set[int] = set()
+    reshaped_ids: set[int] = set()
     for key, (quote, canonical_key) in latest.items():
         attributes = {
             "gpu_id": gpu_ids[canonical_key],
@@ -194,6 +197,10 @@ def offers_upsert(
         if not price_changed and not attributes_changed:
             counts.unchanged += 1
             continue
+        if attributes_changed:
+            reshaped_ids.add(offer.pk)
+        if price_changed:
+            repriced_ids.add(offer.pk)
         for name, value in attributes.items():
             setattr(offer, name, value)
         if price_changed:
@@ -223,10 +230,14 @@ def offers_upsert(
             )
             for offer in to_create
         )
+        # bulk_update writes CASE WHEN per row and field: small batches keep each statement
+        # cheap, and only what changed is written.
+        price_fields = ["usd_per_hour", "source", "price_observed_at", "updated_at"]
+        repriced = [o for o in to_update if o.pk in repriced_ids]
+        reshaped = [o for o in to_update if o.pk in reshaped_ids]
+        Offer.objects.bulk_update(repriced, price_fields, batch_size=UPDATE_BATCH)
         Offer.objects.bulk_update(
-            to_update,
-            [*_OFFER_ATTRIBUTES, "usd_per_hour", "source", "price_observed_at", "updated_at"],
-            batch_size=1000,
+            reshaped, [*_OFFER_ATTRIBUTES, "updated_at"], batch_size=UPDATE_BATCH
         )
         Offer.objects.filter(pk__in=seen_ids, last_seen_at__lt=observed_at).update(
             last_seen_at=observed_at
