@@ -33,6 +33,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from catalog.domain.quotes import usd_amount  # noqa: E402
+from catalog.domain.specs import parse_gpu_specs  # noqa: E402
 from catalog.feeds.gpuhunt_catalog import fetch_gpuhunt  # noqa: E402
 from catalog.feeds.http import new_client  # noqa: E402
 from catalog.models import Gpu, Offer, PriceHistory, PriceRefresh, Provider  # noqa: E402
@@ -44,7 +45,6 @@ from catalog.services import (  # noqa: E402
     price_refresh,
     providers_ensure,
 )
-from catalog.domain.specs import parse_gpu_specs  # noqa: E402
 from tests.catalog.feed_server import FeedServer  # noqa: E402
 
 MIRROR = ROOT / "tests" / "fixtures" / "prices" / "gpuhunt_v3_mirror"
@@ -59,8 +59,9 @@ def reset() -> None:
 def ours(quotes) -> tuple[float, int]:
     with CaptureQueriesContext(connection) as queries:
         start = time.perf_counter()
-        run = price_refresh(source="gpuhunt", fetch=lambda: FetchedFeed(list(quotes)),
-                            triggered_by="bench")
+        run = price_refresh(
+            source="gpuhunt", fetch=lambda: FetchedFeed(list(quotes)), triggered_by="bench"
+        )
         elapsed = time.perf_counter() - start
     assert run.status == "succeeded", run.reason
     return elapsed, len(queries)
@@ -81,13 +82,18 @@ def naive(quotes) -> tuple[float, int]:
                     key=quote.provider, defaults={"name": quote.provider}
                 )
                 offer = Offer.objects.filter(
-                    provider=provider, instance_type=quote.instance_type, region=quote.region,
-                    zone=quote.zone, pricing_model=quote.pricing_model.value,
+                    provider=provider,
+                    instance_type=quote.instance_type,
+                    region=quote.region,
+                    zone=quote.zone,
+                    pricing_model=quote.pricing_model.value,
                 ).first()
                 if offer is None:
                     offer = Offer(
-                        provider=provider, instance_type=quote.instance_type,
-                        region=quote.region, zone=quote.zone,
+                        provider=provider,
+                        instance_type=quote.instance_type,
+                        region=quote.region,
+                        zone=quote.zone,
                         pricing_model=quote.pricing_model.value,
                     )
                 elif offer.usd_per_hour == quote.usd_per_hour:
@@ -100,8 +106,10 @@ def naive(quotes) -> tuple[float, int]:
                 offer.price_observed_at = offer.last_seen_at = datetime.now(UTC)
                 offer.save()
                 PriceHistory.objects.create(
-                    offer=offer, usd_per_hour=quote.usd_per_hour,
-                    observed_at=offer.price_observed_at, source=quote.source,
+                    offer=offer,
+                    usd_per_hour=quote.usd_per_hour,
+                    observed_at=offer.price_observed_at,
+                    source=quote.source,
                 )
         elapsed = time.perf_counter() - start
     return elapsed, len(queries)
@@ -128,9 +136,12 @@ def main() -> None:
         insert_s, insert_q = write(quotes)
         update_s, update_q = write(bumped)
         results[name] = {
-            "insert_seconds": round(insert_s, 3), "insert_queries": insert_q,
-            "update_seconds": round(update_s, 3), "update_queries": update_q,
-            "offers": Offer.objects.count(), "history_rows": PriceHistory.objects.count(),
+            "insert_seconds": round(insert_s, 3),
+            "insert_queries": insert_q,
+            "update_seconds": round(update_s, 3),
+            "update_queries": update_q,
+            "offers": Offer.objects.count(),
+            "history_rows": PriceHistory.objects.count(),
         }
     assert results["ours"]["offers"] == results["naive_save_loop"]["offers"]
     ours_r, naive_r = results["ours"], results["naive_save_loop"]

@@ -67,6 +67,7 @@ class Gpu(models.Model):
     confidence = models.CharField(max_length=10, choices=Confidence.choices)
     notes = models.TextField(blank=True)
     source_url = models.URLField(max_length=500, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["vendor", "-memory_gib", "name"]

@@ -93,7 +93,7 @@ def gpus_upsert(*, specs: Iterable[GpuSpec]) -> UpsertCounts:
         if changed:
             for name in changed:
                 setattr(gpu, name, values[name])
-            gpu.save(update_fields=changed)
+            gpu.save(update_fields=[*changed, "updated_at"])
             counts.updated += 1
         else:
             counts.unchanged += 1

@@ -62,6 +62,7 @@ def test_the_refresh_runs_page_lists_runs_and_offers_refresh_and_import(client, 
 
 
 def test_refresh_now_in_embedded_mode_records_a_failed_run_without_network(client, staff, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # embedded mode: no worker, the admin runs it
     settings.GPUHUNT_CATALOG_URL = "http://127.0.0.1:9/unreachable"
     settings.PRICE_FEED_TIMEOUT_S = 1
     before = dict(Offer.objects.values_list("id", "usd_per_hour"))

@@ -82,6 +82,24 @@ def _get(config: Mapping[str, Any], *names: str, default: Any = None, required: 
     raise UnsupportedArchitecture(f"config.json has no {' / '.join(names)}")
 
 
+def _optional_int(
+    config: Mapping[str, Any], name: str, default: int, minimum: int = 1, null_ok: bool = True
+) -> int:
+    """An optional count: absent gives `default`, and so does null where the model reads null
+    as "the default" (GPT-2's n_inner, DeepSeek's q_lora_rank); anything else must be a whole
+    number of at least `minimum`."""
+    if name not in config:
+        return default
+    value = config[name]
+    if value is None and null_ok:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UnsupportedArchitecture(
+            f"{name} must be a whole number of at least {minimum}, got {value!r}"
+        )
+    return value
+
+
 def _positive_int(config: Mapping[str, Any], *names: str, default: int | None = None) -> int:
     value = _get(config, *names, default=default)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -112,10 +130,14 @@ def _decoder(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     if attention_bias:
         attention += h
     norms_per_layer = 4 * h if family == "gemma2" else 2 * h  # Gemma-2: pre/post norms on both
-    experts = int(config.get("num_local_experts") or 0)
+    experts = _optional_int(config, "num_local_experts", 0, minimum=0)
     expert_mlp = 3 * h * inter + (2 * inter + h if mlp_bias else 0)
     if experts:
         active_experts = _positive_int(config, "num_experts_per_tok")
+        if active_experts > experts:
+            raise UnsupportedArchitecture(
+                f"num_experts_per_tok={active_experts} exceeds num_local_experts={experts}"
+            )
         router = h * experts
         mlp_total, mlp_active = experts * expert_mlp + router, active_experts * expert_mlp + router
         largest = experts * expert_mlp
@@ -130,7 +152,7 @@ def _decoder(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     total = embedding + head + layers * per_layer_total + h
     active = embedding + head + layers * per_layer_active + h
 
-    window = config.get("sliding_window")
+    window = _optional_int(config, "sliding_window", 0) or None
     if family == "qwen2" and not config.get("use_sliding_window", False):
         window = None
     windowed_layers = 0
@@ -179,13 +201,17 @@ def _deepseek_v2(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     inter = _positive_int(config, "intermediate_size")
     moe_inter = _positive_int(config, "moe_intermediate_size")
     routed = _positive_int(config, "n_routed_experts")
-    shared = int(config.get("n_shared_experts") or 0)
+    shared = _optional_int(config, "n_shared_experts", 0, minimum=0)
     top_k = _positive_int(config, "num_experts_per_tok")
-    dense_layers = int(config.get("first_k_dense_replace") or 0)
-    if int(config.get("moe_layer_freq", 1)) != 1:
+    if top_k > routed:
+        raise UnsupportedArchitecture(
+            f"num_experts_per_tok={top_k} exceeds n_routed_experts={routed}"
+        )
+    dense_layers = _optional_int(config, "first_k_dense_replace", 0, minimum=0)
+    if _optional_int(config, "moe_layer_freq", 1, null_ok=False) != 1:
         raise UnsupportedArchitecture("moe_layer_freq other than 1 is not supported")
     kv_rank = _positive_int(config, "kv_lora_rank")
-    q_rank = config.get("q_lora_rank")
+    q_rank = _optional_int(config, "q_lora_rank", 0, minimum=0)
     nope, rope = (
         _positive_int(config, "qk_nope_head_dim"),
         _positive_int(config, "qk_rope_head_dim"),
@@ -256,7 +282,7 @@ def _falcon(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         kv_heads = 1 if config.get("multi_query", True) else heads
     if not config.get("parallel_attn", True) and not new_arch:
         raise UnsupportedArchitecture("parallel_attn=false Falcon variants are not supported")
-    inter = int(config.get("ffn_hidden_size") or 4 * h)
+    inter = _optional_int(config, "ffn_hidden_size", 4 * h)
     bias = bool(config.get("bias", False))
     qkv = h * (heads + 2 * kv_heads) * head_dim + (bias and (heads + 2 * kv_heads) * head_dim)
     dense = h * h + (bias and h)
@@ -298,7 +324,7 @@ def _gpt2(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     heads = _positive_int(config, "n_head", "num_attention_heads")
     vocab = _positive_int(config, "vocab_size")
     positions = _positive_int(config, "n_positions", "max_position_embeddings")
-    inter = int(config.get("n_inner") or 4 * h)
+    inter = _optional_int(config, "n_inner", 4 * h)
     per_layer = (
         2 * h  # ln_1
         + h * 3 * h
@@ -347,7 +373,7 @@ def _bert(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     vocab = _positive_int(config, "vocab_size")
     inter = _positive_int(config, "intermediate_size")
     positions = _positive_int(config, "max_position_embeddings")
-    token_types = int(config.get("type_vocab_size", 2))
+    token_types = _optional_int(config, "type_vocab_size", 2, minimum=0, null_ok=False)
     per_layer = 4 * (h * h + h) + 2 * h + (h * inter + inter) + (inter * h + h) + 2 * h
     embedding = vocab * h
     total = embedding + positions * h + token_types * h + 2 * h + layers * per_layer + h * h + h
@@ -387,12 +413,12 @@ def _t5(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     d_ff = _positive_int(config, "d_ff")
     vocab = _positive_int(config, "vocab_size")
     enc_layers = _positive_int(config, "num_layers")
-    dec_layers = int(config.get("num_decoder_layers") or enc_layers)
-    buckets = int(config.get("relative_attention_num_buckets", 32))
+    dec_layers = _optional_int(config, "num_decoder_layers", enc_layers)
+    buckets = _optional_int(config, "relative_attention_num_buckets", 32, null_ok=False)
     projection = config.get("feed_forward_proj", "relu")
-    gated = projection.startswith("gated-")
     if projection not in {"relu", "gelu", "gated-gelu", "gated-relu", "gated-silu"}:
         raise UnsupportedArchitecture(f"feed_forward_proj={projection!r} is not supported")
+    gated = projection.startswith("gated-")
     inner = heads * d_kv
     attention = 4 * d * inner
     ff = (3 if gated else 2) * d * d_ff
@@ -452,7 +478,7 @@ def architecture_from_config(config: Mapping[str, Any], name: str = "") -> Model
     if not isinstance(config, Mapping):
         raise UnsupportedArchitecture("config.json must be a JSON object")
     model_type = config.get("model_type")
-    if model_type not in FAMILIES:
+    if not isinstance(model_type, str) or model_type not in FAMILIES:
         supported = ", ".join(sorted(FAMILIES))
         raise UnsupportedArchitecture(
             f"model_type={model_type!r} is not supported (supported: {supported})"

@@ -1,6 +1,6 @@
 """Memory per GPU, as a breakdown whose every line says where it comes from."""
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from advisor.domain.sizing.precision import (
     BYTES_PER_VALUE,
@@ -58,6 +58,18 @@ class Parallelism:
         return ", ".join(parts)
 
 
+MEMORY_COMPONENTS = (
+    "weights",
+    "gradients",
+    "optimizer_states",
+    "activations",
+    "kv_cache",
+    "logits",
+    "runtime_overhead",
+    "allocator_headroom",
+)
+
+
 @dataclass(frozen=True)
 class MemoryBreakdown:
     """Bytes per GPU."""
@@ -73,14 +85,23 @@ class MemoryBreakdown:
 
     @property
     def total(self) -> float:
-        return sum(asdict(self).values())
+        return (
+            self.weights
+            + self.gradients
+            + self.optimizer_states
+            + self.activations
+            + self.kv_cache
+            + self.logits
+            + self.runtime_overhead
+            + self.allocator_headroom
+        )
 
     @property
     def model_states(self) -> float:
         return self.weights + self.gradients + self.optimizer_states
 
     def as_dict(self) -> dict[str, int]:
-        return {name: round(value) for name, value in asdict(self).items()}
+        return {name: round(getattr(self, name)) for name in MEMORY_COMPONENTS}
 
 
 def usable_bytes(memory_gib: float) -> float:
@@ -94,6 +115,16 @@ def trainable_params(workload: Workload) -> int:
     targets = workload.lora_targets
     groups = [g for g in arch.lora_groups if targets == LORA_TARGETS_ALL or g.name in targets]
     return sum(workload.lora_rank * (g.in_features + g.out_features) * g.count for g in groups)
+
+
+# Optimizer state bytes per trained parameter beyond any fp32 master copy: Adam's m and v in
+# fp32, bf16 or 8 bits; SGD's momentum. (Adafactor's factored moments depend on the shapes.)
+STATE_BYTES_PER_PARAM = {
+    Optimizer.ADAMW: 8.0,
+    Optimizer.ADAMW_BF16: 4.0,
+    Optimizer.ADAMW_8BIT: 2.0,
+    Optimizer.SGD: 4.0,
+}
 
 
 def _optimizer_bytes_per_param(workload: Workload) -> tuple[float, float, float]:
@@ -114,13 +145,10 @@ def _optimizer_bytes_per_param(workload: Workload) -> tuple[float, float, float]
     else:
         weights = grads = 2.0
         master = 0.0 if optimizer is Optimizer.ADAMW_BF16 else 4.0
-    states = {
-        Optimizer.ADAMW: 8.0,
-        Optimizer.ADAMW_BF16: 4.0,
-        Optimizer.ADAMW_8BIT: 2.0,
-        Optimizer.SGD: 4.0,
-        Optimizer.ADAFACTOR: _adafactor_state_bytes_per_param(workload),
-    }[optimizer]
+    if optimizer is Optimizer.ADAFACTOR:
+        states = _adafactor_state_bytes_per_param(workload)
+    else:
+        states = STATE_BYTES_PER_PARAM[optimizer]
     return weights, grads, master + states
 
 

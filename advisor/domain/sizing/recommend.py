@@ -106,9 +106,16 @@ def _gib(value: float) -> str:
 
 
 def _evaluate(
-    workload: Workload, device: Device, parallelism: Parallelism
+    workload: Workload,
+    device: Device,
+    parallelism: Parallelism,
+    memory_cache: dict[Parallelism, MemoryBreakdown],
 ) -> tuple[MemoryBreakdown, float, str | None]:
-    memory = memory_per_gpu(workload, parallelism)
+    # Memory per GPU depends on the workload and the layout, not on which GPU: compute it once
+    # per layout for the whole catalogue.
+    memory = memory_cache.get(parallelism)
+    if memory is None:
+        memory = memory_cache[parallelism] = memory_per_gpu(workload, parallelism)
     usable = usable_bytes(device.memory_gib)
     if memory.total > usable:
         return (
@@ -132,7 +139,11 @@ def _parallelism_options(workload: Workload, count: int) -> list[Parallelism]:
 
 
 def _candidate(
-    workload: Workload, device: Device, count: int, offers: Sequence[Offer]
+    workload: Workload,
+    device: Device,
+    count: int,
+    offers: Sequence[Offer],
+    memory_cache: dict[Parallelism, MemoryBreakdown],
 ) -> Candidate:
     arch = workload.architecture
     options = _parallelism_options(workload, count)
@@ -147,7 +158,7 @@ def _candidate(
         problem = f"{arch.num_attention_heads} attention heads do not split over {tp} GPUs"
     chosen = None
     for parallelism in options:
-        memory, usable, memory_problem = _evaluate(workload, device, parallelism)
+        memory, usable, memory_problem = _evaluate(workload, device, parallelism, memory_cache)
         chosen = (parallelism, memory, usable, memory_problem)
         if memory_problem is None:
             break
@@ -226,8 +237,9 @@ def rank_candidates(
     offers_by_device: Mapping[str, Sequence[Offer]],
     counts: Sequence[int] = GPU_COUNTS,
 ) -> list[Candidate]:
+    memory_cache: dict[Parallelism, MemoryBreakdown] = {}
     candidates = [
-        _candidate(workload, device, count, offers_by_device.get(device.key, ()))
+        _candidate(workload, device, count, offers_by_device.get(device.key, ()), memory_cache)
         for device in devices
         for count in counts
     ]
@@ -378,6 +390,9 @@ def _more_gpus(
         for c in rank_candidates(workload, devices, offers_by_device, counts=(8,))
         if c.fits or c.reason.startswith("needs")  # not those ruled out by precision or heads
     ]
+    if not eight:
+        effect = "no GPU in the catalogue can run this layout at 8 GPUs (precision or heads)"
+        return Remedy("more GPUs", "shard over more than 8 GPUs", False, effect, None)
     closest = min(eight, key=lambda c: c.memory.total / c.usable_bytes)
     gpus = math.ceil(8 * closest.memory.total / closest.usable_bytes)
     effect = (

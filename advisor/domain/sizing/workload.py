@@ -86,7 +86,15 @@ class Workload:
             raise ValueError("zero_stage must be 0, 1, 2 or 3")
         if self.task is Task.INFERENCE and arch.encoder_only and self.output_tokens:
             raise ValueError(f"{arch.name} is encoder-only: it does not generate tokens")
-        if self.task.trains and self.weight_dtype in {Dtype.INT8, Dtype.INT4}:
+        if (
+            self.task.trains
+            and self.task is not Task.QLORA
+            and self.weight_dtype
+            in {
+                Dtype.INT8,
+                Dtype.INT4,
+            }
+        ):
             raise ValueError("training from int8/int4 weights is QLoRA: choose task=qlora")
         if self.lora_rank < 1:
             raise ValueError("lora_rank must be at least 1")
