@@ -126,7 +126,9 @@ class SizingRequestSerializer(serializers.Serializer):
             if attrs.get("model"):
                 architecture = bundled_models()[attrs["model"]].architecture()
             elif attrs.get("config"):
-                architecture = architecture_from_config(attrs["config"], "uploaded config")
+                config = attrs["config"]
+                name = str(config.get("_name_or_path") or "uploaded config")[:100]
+                architecture = architecture_from_config(config, name)
             else:
                 architecture = architecture_from_params(
                     attrs["params"],
@@ -165,7 +167,11 @@ class SizingRequestSerializer(serializers.Serializer):
         try:
             workload.validate()
         except ValueError as error:
-            field = "lora_targets" if "lora_targets" in str(error) else "task"
-            raise serializers.ValidationError({field: [str(error)]}) from error
+            message = str(error)
+            field = next(
+                (name for name in ("lora_targets", "context_tokens") if message.startswith(name)),
+                "task",
+            )
+            raise serializers.ValidationError({field: [message]}) from error
         attrs["workload"] = workload
         return attrs

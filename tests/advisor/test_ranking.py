@@ -1,5 +1,7 @@
 """Recommendations over the real catalogue: fits, rejections with reasons, prices, remedies."""
 
+import itertools
+
 import pytest
 
 from advisor.domain.sizing.models import bundled_models
@@ -122,3 +124,19 @@ def test_serving_reports_capacity_in_concurrent_users(catalog):
     assert candidate.max_concurrent_users >= 16
     h200 = by_gpu(result, "H200-SXM", 1)
     assert h200.max_concurrent_users > candidate.max_concurrent_users
+
+
+@pytest.mark.django_db
+def test_at_equal_cost_the_faster_candidate_ranks_first(catalog):
+    result = advise("llama-3.1-70b", task=Task.QLORA, context_tokens=4096)
+    priced = [c for c in result.candidates if c.fits and c.usd_per_job]
+    for first, second in itertools.pairwise(priced):
+        if round(first.usd_per_job.expected, 6) == round(second.usd_per_job.expected, 6):
+            assert first.training.hours.expected <= second.training.hours.expected
+
+
+@pytest.mark.django_db
+def test_serving_cost_counts_the_prefill_of_each_request(catalog):
+    short = by_gpu(advise("llama-3.1-8b", context_tokens=512), "H100-SXM", 1)
+    long = by_gpu(advise("llama-3.1-8b", context_tokens=32_768), "H100-SXM", 1)
+    assert long.usd_per_million_tokens.expected > short.usd_per_million_tokens.expected

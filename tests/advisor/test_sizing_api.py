@@ -105,7 +105,7 @@ def test_size_command_accepts_a_config_file_and_a_bare_parameter_count(catalog, 
     config = tmp_path / "config.json"
     config.write_text((MODELS_DIR / "gpt2.json").read_text())
     out = StringIO()
-    call_command("size", "--config", str(config), "--json", stdout=out)
+    call_command("size", "--config", str(config), "--context-tokens", "512", "--json", stdout=out)
     assert json.loads(out.getvalue())["model"]["params_total"] == 124_439_808
     out = StringIO()
     call_command("size", "--params", "13e9", "--task", "full", "--zero-stage", "3", stdout=out)
@@ -115,3 +115,34 @@ def test_size_command_accepts_a_config_file_and_a_bare_parameter_count(catalog, 
 def test_size_command_reports_bad_input_as_a_command_error(catalog):
     with pytest.raises(CommandError, match="context_tokens"):
         call_command("size", "--model", "gpt2", "--context-tokens", "0")
+
+
+def test_a_context_beyond_learned_positions_is_refused_naming_the_field(api):
+    response = api.post(URL, {"model": "gpt2", "context_tokens": 4096}, format="json")
+    assert response.status_code == 400
+    assert "1,024 learned positions" in response.json()["context_tokens"][0]
+
+
+def test_a_context_beyond_a_rope_models_configured_length_is_flagged_not_refused(api):
+    body = api.post(URL, {"model": "llama-2-7b", "context_tokens": 16384}, format="json").json()
+    assert any("beyond the 4,096" in line for line in body["assumptions"])
+
+
+def test_an_uploaded_config_keeps_its_own_name(api):
+    config = {
+        **json.loads((MODELS_DIR / "qwen2.5-7b.json").read_text()),
+        "_name_or_path": "acme/qwen-finetune",
+    }
+    body = api.post(URL, {"config": config}, format="json").json()
+    assert body["model"]["name"] == "acme/qwen-finetune"
+
+
+def test_an_encoder_is_priced_per_million_tokens_encoded(api):
+    body = api.post(
+        URL,
+        {"model": "bert-base-uncased", "context_tokens": 512, "batch_size": 64},
+        format="json",
+    ).json()
+    best = body["recommendation"]
+    assert best["usd_per_million_tokens"]["expected"] > 0
+    assert best["usd_per_million_tokens_counts"] == "input tokens encoded"

@@ -49,6 +49,8 @@ class ModelArchitecture:
     lora_groups: tuple[LinearGroup, ...] = ()
     params_routed_experts: int = 0  # MoE: all routed-expert weights (each token uses a few)
     routed_fraction_per_token: float = 1.0  # MoE: experts per token / routed experts
+    max_positions: int | None = None  # the context the model was built or trained for
+    absolute_positions: bool = False  # learned position embeddings: no token past max_positions
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -188,6 +190,7 @@ def _decoder(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         lora_groups=tuple(lora),
         params_routed_experts=layers * experts * expert_mlp,
         routed_fraction_per_token=active_experts / experts if experts else 1.0,
+        max_positions=_optional_int(config, "max_position_embeddings", 0) or None,
     )
 
 
@@ -264,6 +267,7 @@ def _deepseek_v2(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         ),
         params_routed_experts=moe_layers * routed * expert,
         routed_fraction_per_token=top_k / routed,
+        max_positions=_optional_int(config, "max_position_embeddings", 0) or None,
         notes=("KV cache holds the MLA latent (kv_lora_rank + qk_rope_head_dim per layer)",),
     )
 
@@ -343,6 +347,8 @@ def _gpt2(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     return ModelArchitecture(
         name=name,
         family="gpt2",
+        max_positions=positions,
+        absolute_positions=True,
         params_total=total,
         params_active=total,
         params_embedding=embedding + (0 if tied else vocab * h),
@@ -393,6 +399,8 @@ def _bert(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         kv_elements_per_token=0,
         gated_mlp=False,
         encoder_only=True,
+        max_positions=positions,
+        absolute_positions=True,
         largest_layer_params=embedding,
         lora_groups=(
             LinearGroup("query", h, h, layers),

@@ -179,6 +179,11 @@ def _candidate(
             f"tensor parallel over {tp} GPUs without a fast link ({device.interconnect}): "
             "all-reduces cross PCIe, so it runs at about half speed"
         )
+    if workload.task is Task.QLORA and parallelism.zero_stage == 3:
+        candidate.warnings.append(
+            "4-bit QLoRA sharded with ZeRO-3 / FSDP needs a stack that supports it "
+            "(FSDP-QLoRA with recent bitsandbytes and PEFT)"
+        )
     if workload.weight_dtype in {Dtype.FP8, Dtype.INT8} and not workload.task.trains:
         _, note = compute_peak_tflops(device, workload.weight_dtype)
         if "dequantised" in note:
@@ -198,12 +203,26 @@ def _candidate(
         if arch.has_kv_cache:
             capacity = kv_capacity_tokens(workload, parallelism, usable)
             candidate.max_concurrent_users = capacity // workload.context_tokens
-        if candidate.offer and workload.output_tokens:
-            tokens_per_hour = candidate.speed.decode_tokens_per_s_total.scaled(3600)
-            candidate.usd_per_million_tokens = tokens_per_hour.inverted(
-                candidate.offer.usd_per_hour * 1e6
+        if candidate.offer:
+            candidate.usd_per_million_tokens = _usd_per_million_tokens(
+                workload, candidate.speed, candidate.offer.usd_per_hour
             )
     return candidate
+
+
+def _usd_per_million_tokens(
+    workload: Workload, speed: InferenceSpeed, usd_per_hour: float
+) -> Range | None:
+    """Per million generated tokens, counting each request's prefill as well as its decode;
+    for an encoder-only model, per million input tokens encoded."""
+    if workload.architecture.encoder_only:
+        tokens, seconds = workload.context_tokens, speed.prefill_seconds
+    elif workload.output_tokens:
+        tokens, seconds = workload.output_tokens, speed.seconds_per_request
+    else:
+        return None
+    tokens_per_hour = seconds.inverted(tokens * workload.batch_size * 3600)
+    return tokens_per_hour.inverted(usd_per_hour * 1e6)
 
 
 def _rank_key(workload: Workload):
@@ -226,7 +245,15 @@ def _rank_key(workload: Workload):
             if candidate.usd_per_million_tokens
             else candidate.offer.usd_per_hour
         )
-        return (0, cost, candidate.gpu_count)
+        # Equal cost: the faster one first (2 GPUs for half the time cost the same).
+        duration = (
+            candidate.training.hours.expected
+            if candidate.training
+            else candidate.speed.seconds_per_request.expected
+            if candidate.speed
+            else 0
+        )
+        return (0, round(cost, 6), duration, candidate.gpu_count)
 
     return key
 
@@ -414,6 +441,12 @@ def assumptions(workload: Workload) -> list[str]:
         f"parameters: {arch.params_total:,} total, {arch.params_active:,} active per token",
     ]
     items.extend(arch.notes)
+    if arch.max_positions and workload.context_tokens > arch.max_positions:
+        items.append(
+            f"context of {workload.context_tokens:,} tokens is beyond the "
+            f"{arch.max_positions:,} the model was configured for: it needs context extension "
+            "(RoPE scaling), and quality there is not guaranteed"
+        )
     items.extend(workload.notes)
     if workload.task is Task.INFERENCE:
         items += [

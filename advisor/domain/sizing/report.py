@@ -12,7 +12,7 @@ def _range(value: Range | None, digits: int = 4) -> dict[str, float] | None:
     return value.as_dict(digits) if value else None
 
 
-def candidate_report(candidate: Candidate) -> dict[str, Any]:
+def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dict[str, Any]:
     offer = candidate.offer
     report: dict[str, Any] = {
         "gpu": candidate.device.key,
@@ -48,6 +48,11 @@ def candidate_report(candidate: Candidate) -> dict[str, Any]:
             "seconds_per_request": _range(speed.seconds_per_request),
             "bound": speed.bound,
             "usd_per_million_tokens": _range(candidate.usd_per_million_tokens),
+            "usd_per_million_tokens_counts": (
+                "input tokens encoded"
+                if encoder_only
+                else "generated tokens, each request's prefill included"
+            ),
             "max_concurrent_users": candidate.max_concurrent_users,
         }
     if candidate.training:
@@ -65,6 +70,7 @@ def sizing_report(result: SizingResult) -> dict[str, Any]:
     best = result.best
     reference = best or min(result.candidates, key=lambda c: c.memory.total)
     kv_bytes = BYTES_PER_VALUE[workload.kv_dtype]
+    encoder_only = arch.encoder_only
     return {
         "model": {
             "name": arch.name,
@@ -98,15 +104,19 @@ def sizing_report(result: SizingResult) -> dict[str, Any]:
         "memory": reference.memory.as_dict(),
         "memory_for": {"gpu": reference.device.key, "gpu_count": reference.gpu_count},
         "fits_anywhere": best is not None,
-        "recommendation": candidate_report(best) if best else None,
-        "candidates": [candidate_report(c) for c in result.candidates],
+        "recommendation": candidate_report(best, encoder_only=encoder_only) if best else None,
+        "candidates": [candidate_report(c, encoder_only=encoder_only) for c in result.candidates],
         "remedies": [
             {
                 "name": remedy.name,
                 "change": remedy.change,
                 "fits": remedy.fits,
                 "effect": remedy.effect,
-                "best": candidate_report(remedy.best) if remedy.best else None,
+                "best": (
+                    candidate_report(remedy.best, encoder_only=encoder_only)
+                    if remedy.best
+                    else None
+                ),
             }
             for remedy in result.remedies
         ],

@@ -96,6 +96,13 @@ class Workload:
             }
         ):
             raise ValueError("training from int8/int4 weights is QLoRA: choose task=qlora")
+        if arch.absolute_positions and arch.max_positions:
+            longest = self.context_tokens + (0 if arch.encoder_only else self.output_tokens)
+            if longest > arch.max_positions:
+                raise ValueError(
+                    f"context_tokens: {arch.name} has {arch.max_positions:,} learned positions; "
+                    f"{longest:,} tokens (context + output) cannot be represented"
+                )
         if self.lora_rank < 1:
             raise ValueError("lora_rank must be at least 1")
         known = {group.name for group in arch.lora_groups}
