@@ -50,10 +50,12 @@ INSTALLED_APPS = [
     "accounts",
     "catalog",
     "advisor",
+    "jobs",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "jobs.middleware.UploadSizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -201,9 +203,20 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
+# No lost work: a task is acknowledged only once it finished, a worker that dies puts its task
+# back, each worker process takes one task at a time. Redis hands an unacknowledged task to
+# another worker after the visibility timeout, which must outlast the hard time limit.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("JOB_SOFT_TIME_LIMIT_S", default=540)
+CELERY_TASK_TIME_LIMIT = env.int("JOB_HARD_TIME_LIMIT_S", default=600)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int(
+        "CELERY_VISIBILITY_TIMEOUT_S", default=CELERY_TASK_TIME_LIMIT + 300
+    )
+}
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="celery")
 
 # Security. HTTPS defaults to on whenever DEBUG is off; `make run` (plain http on localhost)
 # turns it off explicitly.
@@ -260,6 +273,15 @@ SKYPILOT_CATALOG_URL = env.str(
 PRICE_FEED_TIMEOUT_S = env.float("PRICE_FEED_TIMEOUT_S", default=30.0)
 PRICE_FEED_MAX_BYTES = env.int("PRICE_FEED_MAX_BYTES", default=20 * 1024 * 1024)
 PRICE_STALE_AFTER_HOURS = env.int("PRICE_STALE_AFTER_HOURS", default=72)
+
+# Jobs (uploads analysed by workers).
+JOB_UPLOAD_MAX_BYTES = env.int("JOB_UPLOAD_MAX_BYTES", default=512 * 1024 * 1024)
+JOB_MAX_DECOMPRESSED_BYTES = env.int("JOB_MAX_DECOMPRESSED_BYTES", default=2 * 1024**3)
+JOB_ANALYSIS_MEMORY_BYTES = env.int("JOB_ANALYSIS_MEMORY_BYTES", default=3 * 1024**3)
+JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=2)
+# A running job whose worker has not reported for this long is considered abandoned.
+JOB_HEARTBEAT_TIMEOUT_S = env.int("JOB_HEARTBEAT_TIMEOUT_S", default=60)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 LOGGING = {
     "version": 1,

@@ -27,5 +27,6 @@ urlpatterns = [
         name="api-docs",
     ),
     path("", include("advisor.urls")),
+    path("", include("jobs.urls")),
     path("", include("catalog.urls")),
 ]

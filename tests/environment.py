@@ -11,3 +11,6 @@ os.environ.setdefault("HTTPS", "0")
 # Suites make many requests a minute; the throttling tests set their own low rates.
 for scope in ("ANON", "USER", "TEAM"):
     os.environ.setdefault(f"THROTTLE_{scope}", "100000/min")
+# Tasks the tests enqueue go to a queue of this test run only (removed at the end), never to
+# the queue a developer's own worker listens on.
+os.environ.setdefault("CELERY_QUEUE", f"tests-{os.getpid()}")

@@ -13,6 +13,7 @@ import pytest
 from django.db.models import Model, QuerySet
 
 from accounts.models import ApiToken, Membership
+from jobs.models import Job
 from tests.accounts.conftest import TeamSetup, session_client, token_client
 
 
@@ -51,6 +52,17 @@ PRIVATE_ENDPOINTS = [
         },
     ),
     PrivateEndpoint(
+        name="jobs",
+        url="/api/v1/jobs/",
+        lookup=lambda job: str(job.public_id),
+        victim=lambda b: Job.objects.get_or_create(
+            team=b.team, kind="trace", inputs_sha256="b" * 64, defaults={"created_by": b.member}
+        )[0],
+        rows_of=lambda b: Job.objects.filter(team=b.team),
+        change={"status": "done"},
+        create_referencing=lambda b: {"kind": "trace", "team": b.team.slug},
+    ),
+    PrivateEndpoint(
         name="teams",
         url="/api/v1/teams/",
         lookup=lambda team: str(team.pk),
@@ -84,6 +96,7 @@ def caller(request, team_a):
 
 
 def test_list_shows_nothing_of_the_other_team(endpoint, caller, team_a, team_b):
+    endpoint.victim(team_a)  # the caller's own team has one too
     response = caller.get(endpoint.url)
     assert response.status_code == 200
     results = response.json()["results"]
@@ -95,8 +108,9 @@ def test_list_shows_nothing_of_the_other_team(endpoint, caller, team_a, team_b):
 
 @pytest.mark.parametrize("method", ["get", "put", "patch", "delete"])
 def test_the_other_teams_object_answers_404_and_is_untouched(endpoint, caller, team_b, method):
+    victim = endpoint.victim(team_b)
     before = snapshot(endpoint.rows_of(team_b))
-    url = f"{endpoint.url}{endpoint.lookup(endpoint.victim(team_b))}/"
+    url = f"{endpoint.url}{endpoint.lookup(victim)}/"
     response = getattr(caller, method)(url, endpoint.change, format="json")
     missing = getattr(caller, method)(f"{endpoint.url}999999/", endpoint.change, format="json")
     assert response.status_code in {404, 405}
@@ -105,6 +119,7 @@ def test_the_other_teams_object_answers_404_and_is_untouched(endpoint, caller, t
 
 
 def test_a_post_naming_the_other_teams_objects_changes_nothing_there(endpoint, caller, team_b):
+    endpoint.victim(team_b)
     before = snapshot(endpoint.rows_of(team_b))
     response = caller.post(endpoint.url, endpoint.create_referencing(team_b), format="json")
     assert snapshot(endpoint.rows_of(team_b)) == before

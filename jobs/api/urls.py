@@ -1,0 +1,3 @@
+from jobs.api.views import JobViewSet
+
+routes = [("jobs", JobViewSet, "job")]

@@ -1,0 +1,1 @@
+"""Job reasoning as plain Python: trace analysis and (later) other job kinds. No Django here."""

@@ -1,0 +1,189 @@
+"""Keep, per trace event, only what the metrics need, in compact arrays.
+
+A trace has hundreds of thousands of events and most are CPU-side noise for our purposes. What
+survives parsing:
+
+- GPU events (HTA's definition: `args.stream` present and not -1, whatever the category, so a
+  Triton launcher `cpu_op` carrying a stream counts, and a ROCm runtime call's "0x0" does not):
+  start, duration, interned name, stream, correlation, device, bytes.
+- For CPU-side events with a correlation id (runtime launches): the id and start time, which
+  HTA's last-step filter needs to decide which GPU work belongs to the last step.
+- ProfilerStep names and the latest start among them, and [memory] high-water marks.
+"""
+
+import math
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+
+# HTA drops rows without `dur` or `cat` (flows, instants, metadata), the whole-trace "Trace"
+# span, and python_function events (its default skip list).
+_SKIPPED_CATEGORIES = frozenset({"Trace", "python_function"})
+# Device-wide synchronisation runs on stream -1 but HTA still files it with the GPU events.
+_SYNC_NAMES = frozenset({"Event Sync", "Context Sync"})
+_MEMORY_EVENT = "[memory]"
+_CPU_DEVICE_TYPE = 0  # c10::DeviceType::CPU; [memory] events on it are host allocations
+
+ARG_KEYS = frozenset(
+    {
+        "stream",
+        "correlation",
+        "device",
+        "bytes",
+        "Total Allocated",
+        "Total Reserved",
+        "Device Type",
+    }
+)
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _as_int(value: Any) -> int:
+    """HTA's int() coercion: 7, 7.0 and "7" are stream 7; "0x0" and junk are -1.
+
+    Values outside int64 are junk too: the arrays that hold them are 64-bit.
+    """
+    if type(value) is not int:
+        try:
+            value = int(value)
+        except (TypeError, ValueError, OverflowError):
+            return -1
+    return value if _INT64_MIN <= value <= _INT64_MAX else -1
+
+
+@dataclass
+class GpuEvents:
+    ts_us: array = field(default_factory=lambda: array("d"))
+    dur_us: array = field(default_factory=lambda: array("d"))
+    name_id: array = field(default_factory=lambda: array("l"))
+    stream: array = field(default_factory=lambda: array("q"))
+    correlation: array = field(default_factory=lambda: array("q"))
+    device: array = field(default_factory=lambda: array("q"))
+    nbytes: array = field(default_factory=lambda: array("q"))
+    # 1 where HTA's GPUKernelFilter would pick the row (stream >= 0 and correlation >= 0, or a
+    # device-wide sync); 0 for other rows carrying a stream, which HTA treats as CPU rows.
+    launched: bytearray = field(default_factory=bytearray)
+
+    def __len__(self) -> int:
+        return len(self.ts_us)
+
+
+@dataclass
+class EventCollector:
+    gpu: GpuEvents = field(default_factory=GpuEvents)
+    names: list[str] = field(default_factory=list)
+    cpu_correlation: array = field(default_factory=lambda: array("q"))
+    cpu_ts_us: array = field(default_factory=lambda: array("d"))
+    # Earliest CPU-side row without a correlation id: HTA joins on -1 like any other value.
+    uncorrelated_cpu_min_ts_us: float = math.inf
+    step_names: set[str] = field(default_factory=set)
+    last_step_start_us: float = -math.inf
+    peak_allocated_bytes: int | None = None
+    peak_reserved_bytes: int | None = None
+    event_count: int = 0
+    unreadable_count: int = 0
+    # HTA rounds only float64 columns, i.e. traces whose JSON has decimal timestamps.
+    float_timestamps: bool = False
+    # Times are kept relative to the first event's start. Epoch-microsecond timestamps with
+    # nanosecond decimals (1712195495519689.047) sit where float64 steps by 0.25 us; adding a
+    # duration to them would round again, while the difference of two such timestamps is exact
+    # and small, so durations keep their precision (HTA gets the same effect by aligning ranks
+    # to their earliest event before it computes ends).
+    time_base_us: float | None = None
+    _name_ids: dict[str, int] = field(default_factory=dict)
+
+    def add(self, event: dict[str, Any], args: dict[str, Any] | None) -> None:
+        """Take one trace event (its top-level scalars) and its args (only ARG_KEYS)."""
+        self.event_count += 1
+        name = event.get("name")
+        if name == _MEMORY_EVENT:
+            if args:
+                self._add_memory(args)
+            return
+        dur = event.get("dur")
+        category = event.get("cat")
+        if dur is None or category is None or category in _SKIPPED_CATEGORIES:
+            return
+        ts = event.get("ts")
+        if type(ts) is float or type(dur) is float:
+            self.float_timestamps = True
+        try:
+            ts = float(ts)  # type: ignore[arg-type]
+            dur = float(dur)
+        except (TypeError, ValueError):
+            self.unreadable_count += 1
+            return
+        if not (math.isfinite(ts) and math.isfinite(dur)):
+            self.unreadable_count += 1
+            return
+        if self.time_base_us is None:
+            self.time_base_us = ts
+        ts -= self.time_base_us
+        if type(name) is not str:
+            name = "" if name is None else str(name)
+        stream = correlation = -1
+        if args:
+            if (raw_stream := args.get("stream")) is not None:
+                stream = _as_int(raw_stream)
+            if (raw_correlation := args.get("correlation")) is not None:
+                correlation = _as_int(raw_correlation)
+        launched = (stream >= 0 and correlation >= 0) or name in _SYNC_NAMES
+        if "ProfilerStep" in name:
+            self.step_names.add(name)
+            if not launched and ts > self.last_step_start_us:
+                self.last_step_start_us = ts
+        if stream != -1:
+            self._add_gpu(event, args, name, ts, dur, stream, correlation, launched)
+        if not launched:
+            if correlation == -1:
+                if ts < self.uncorrelated_cpu_min_ts_us:
+                    self.uncorrelated_cpu_min_ts_us = ts
+            else:
+                self.cpu_correlation.append(correlation)
+                self.cpu_ts_us.append(ts)
+
+    def _add_gpu(
+        self,
+        event: dict[str, Any],
+        args: dict[str, Any] | None,
+        name: str,
+        ts: float,
+        dur: float,
+        stream: int,
+        correlation: int,
+        launched: bool,
+    ) -> None:
+        gpu = self.gpu
+        name_id = self._name_ids.get(name)
+        if name_id is None:
+            name_id = self._name_ids[name] = len(self.names)
+            self.names.append(name)
+        device = args.get("device") if args else None
+        if type(device) is not int:
+            # Kineto puts GPU rows under pid = device index.
+            device = event.get("pid")
+        nbytes = _as_int(args.get("bytes")) if args else -1
+        gpu.ts_us.append(ts)
+        gpu.dur_us.append(dur)
+        gpu.name_id.append(name_id)
+        gpu.stream.append(stream)
+        gpu.correlation.append(correlation)
+        gpu.device.append(_as_int(device) if type(device) is int else -1)
+        gpu.nbytes.append(max(nbytes, 0))
+        gpu.launched.append(1 if launched else 0)
+
+    def _add_memory(self, args: dict[str, Any]) -> None:
+        if args.get("Device Type") == _CPU_DEVICE_TYPE:
+            return
+        allocated = args.get("Total Allocated")
+        if type(allocated) is int and (
+            self.peak_allocated_bytes is None or allocated > self.peak_allocated_bytes
+        ):
+            self.peak_allocated_bytes = allocated
+        reserved = args.get("Total Reserved")
+        if type(reserved) is int and (
+            self.peak_reserved_bytes is None or reserved > self.peak_reserved_bytes
+        ):
+            self.peak_reserved_bytes = reserved

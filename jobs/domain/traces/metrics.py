@@ -1,0 +1,197 @@
+"""One rank's numbers from its kept GPU events: HTA's temporal breakdown and a few extras."""
+
+import statistics
+from collections import Counter, defaultdict
+from typing import Any
+
+from jobs.domain.traces.gpu_work import GpuWork, select_gpu_work
+from jobs.domain.traces.intervals import Interval, merge, overlap_length, total_length
+from jobs.domain.traces.kernels import KernelType, kernel_type, memcpy_kind
+from jobs.domain.traces.parse import ParsedTrace
+from jobs.domain.traces.summary import KernelTotal, RankSummary
+
+TOP_KERNELS = 10
+# Gaps shorter than this are the launch path's normal latency, not starvation.
+LAUNCH_GAP_THRESHOLD_US = 10.0
+
+
+def summarize_rank(parsed: ParsedTrace, *, ns_rounding: bool, warnings: list[str]) -> RankSummary:
+    events = parsed.events
+    work = select_gpu_work(events, ns_rounding=ns_rounding)
+    label = parsed.label
+    if len(events.gpu) == 0:
+        warnings.append(
+            f"{label}: no GPU events (CPU-only rank); its times are zero. Was it profiled with "
+            "CUDA activities?"
+        )
+    elif len(events.step_names) >= 2 and not work.last_step_dropped:
+        warnings.append(
+            f"{label}: the last ProfilerStep could not be dropped as HTA does (all GPU work was "
+            "launched in it, or no CPU-side step marks it); analysed everything instead"
+        )
+    types = [kernel_type(name) for name in events.names]
+    device = _main_device(work)
+    properties = _device_properties(parsed, device)
+    name = properties.get("name")
+    base: dict[str, Any] = {
+        "rank": parsed.rank,
+        "world_size": parsed.world_size,
+        "file": label,
+        "gpu_name": name if isinstance(name, str) else None,
+        "device_properties": properties,
+        "peak_allocated_bytes": events.peak_allocated_bytes,
+        "peak_reserved_bytes": events.peak_reserved_bytes,
+        "profiler_steps": len(events.step_names),
+        "gpu_event_count": len(work),
+        "cpu_only": len(events.gpu) == 0,
+        "ns_rounding_used": work.rounded,
+        "last_step_dropped": work.last_step_dropped,
+    }
+    return RankSummary(
+        **base,
+        **_temporal_breakdown(work, types, label, warnings),
+        **_by_kernel(work, types, events.names),
+        **_launch_gaps(work),
+    )
+
+
+def _temporal_breakdown(
+    work: GpuWork, types: list[KernelType], label: str, warnings: list[str]
+) -> dict[str, Any]:
+    """idle = window - union(all); compute = union(computation); non-compute = the rest."""
+    busy = merge(zip(work.start_us, work.end_us, strict=True))
+    if not busy:
+        return {
+            "window_start_us": 0.0,
+            "window_end_us": 0.0,
+            "kernel_time_us": 0.0,
+            "idle_us": 0.0,
+            "compute_us": 0.0,
+            "non_compute_us": 0.0,
+            "idle_pct": 0.0,
+            "compute_pct": 0.0,
+            "non_compute_pct": 0.0,
+            "communication_overlap_pct": None,
+        }
+    by_type: dict[KernelType, list[Interval]] = defaultdict(list)
+    for start_us, end_us, name_id in zip(work.start_us, work.end_us, work.name_id, strict=True):
+        by_type[types[name_id]].append((start_us, end_us))
+    window_start_us, window_end_us = busy[0][0], busy[-1][1]
+    kernel_time_us = window_end_us - window_start_us
+    idle_us = kernel_time_us - total_length(busy)
+    computation = merge(by_type[KernelType.COMPUTATION])
+    compute_us = total_length(computation)
+    non_compute_us = kernel_time_us - compute_us - idle_us
+    if kernel_time_us <= 0:
+        warnings.append(f"{label}: the GPU events span no time; percentages are zero")
+
+    def pct(part_us: float) -> float:
+        return 100.0 * part_us / kernel_time_us if kernel_time_us > 0 else 0.0
+
+    communication = merge(by_type[KernelType.COMMUNICATION])
+    communication_us = total_length(communication)
+    overlap_pct = (
+        100.0 * overlap_length(communication, computation) / communication_us
+        if communication_us > 0
+        else None
+    )
+    return {
+        "window_start_us": work.time_base_us + window_start_us,
+        "window_end_us": work.time_base_us + window_end_us,
+        "kernel_time_us": kernel_time_us,
+        "idle_us": idle_us,
+        "compute_us": compute_us,
+        "non_compute_us": non_compute_us,
+        "idle_pct": pct(idle_us),
+        "compute_pct": pct(compute_us),
+        "non_compute_pct": pct(non_compute_us),
+        "communication_overlap_pct": overlap_pct,
+    }
+
+
+def _by_kernel(work: GpuWork, types: list[KernelType], names: list[str]) -> dict[str, Any]:
+    count: Counter[int] = Counter()
+    total_us: defaultdict[int, float] = defaultdict(float)
+    copied_bytes: Counter[str] = Counter()
+    for start, end, name_id, nbytes in zip(
+        work.start_us, work.end_us, work.name_id, work.nbytes, strict=True
+    ):
+        count[name_id] += 1
+        total_us[name_id] += end - start
+        if nbytes and types[name_id] is KernelType.MEMORY:
+            kind = memcpy_kind(names[name_id])
+            if kind is not None:
+                copied_bytes[kind] += nbytes
+    category_time_us = dict.fromkeys((t.value for t in KernelType), 0.0)
+    for name_id, total in total_us.items():
+        category_time_us[types[name_id].value] += total
+    ranked = sorted(total_us, key=lambda name_id: (-total_us[name_id], names[name_id]))
+    top = [
+        KernelTotal(names[i], types[i].value, count[i], total_us[i]) for i in ranked[:TOP_KERNELS]
+    ]
+    return {
+        "category_time_us": category_time_us,
+        "top_kernels": top,
+        "memcpy_bytes_by_kind": dict(sorted(copied_bytes.items())),
+    }
+
+
+def _launch_gaps(work: GpuWork) -> dict[str, Any]:
+    """Gaps over LAUNCH_GAP_THRESHOLD_US between consecutive events on the busiest stream.
+
+    A stream runs its work in order, so a gap there means the GPU waited on the host: launch
+    overhead, a sync, or a data-loader stall.
+    """
+    busy_us: defaultdict[tuple[int, int], float] = defaultdict(float)
+    spans: defaultdict[tuple[int, int], list[Interval]] = defaultdict(list)
+    for start, end, stream, device in zip(
+        work.start_us, work.end_us, work.stream, work.device, strict=True
+    ):
+        busy_us[(device, stream)] += end - start
+        spans[(device, stream)].append((start, end))
+    if not busy_us:
+        return _no_gaps(None)
+    busiest = max(busy_us, key=lambda key: (busy_us[key], -key[0], -key[1]))
+    gaps = []
+    ordered = sorted(spans[busiest])
+    latest_end = ordered[0][1]
+    for start, end in ordered[1:]:
+        gap = start - latest_end
+        if gap > LAUNCH_GAP_THRESHOLD_US:
+            gaps.append(gap)
+        latest_end = max(latest_end, end)
+    if not gaps:
+        return _no_gaps(busiest[1])
+    return {
+        "launch_gap_stream": busiest[1],
+        "launch_gap_count": len(gaps),
+        "launch_gap_total_us": sum(gaps),
+        "launch_gap_p50_us": statistics.median(gaps),
+    }
+
+
+def _no_gaps(stream: int | None) -> dict[str, Any]:
+    return {
+        "launch_gap_stream": stream,
+        "launch_gap_count": 0,
+        "launch_gap_total_us": 0.0,
+        "launch_gap_p50_us": None,
+    }
+
+
+def _main_device(work: GpuWork) -> int | None:
+    """The device doing most of the rank's GPU work: a trace may list every GPU on the host."""
+    busy_us: defaultdict[int, float] = defaultdict(float)
+    for start, end, device in zip(work.start_us, work.end_us, work.device, strict=True):
+        busy_us[device] += end - start
+    if not busy_us:
+        return None
+    return max(busy_us, key=lambda device: (busy_us[device], -device))
+
+
+def _device_properties(parsed: ParsedTrace, device: int | None) -> dict[str, Any]:
+    listed = parsed.device_properties
+    for properties in listed:
+        if device is not None and properties.get("id") == device:
+            return properties
+    return listed[0] if listed else {}

@@ -1,0 +1,89 @@
+"""A Job is one upload's trip through a worker: pending -> running -> done | failed."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+from accounts.models import Team
+
+
+class JobKind(models.TextChoices):
+    TRACE = "trace", "profiling trace"
+
+
+class JobStatus(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+def upload_path(instance: "JobFile", filename: str) -> str:
+    # Our own name on disk: the uploaded name is kept in `name`, never used as a path.
+    return f"jobs/{instance.job.team_id}/{instance.job.public_id}/{uuid.uuid4().hex}"
+
+
+class Job(models.Model):
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="jobs")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    kind = models.CharField(max_length=20, choices=JobKind.choices)
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
+    progress_pct = models.PositiveSmallIntegerField(default=0)
+    stage = models.CharField(max_length=200, blank=True)
+    inputs_sha256 = models.CharField(max_length=64, help_text="Digest over the inputs' digests.")
+    report = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    claim_token = models.UUIDField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True, help_text="host:pid of the claimer")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["team", "kind", "inputs_sha256"]),
+            models.Index(fields=["status", "heartbeat_at"]),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(progress_pct__lte=100), name="job_progress_pct"),
+            models.CheckConstraint(
+                condition=~Q(status="done") | Q(report__isnull=False), name="job_done_has_report"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="failed") | ~Q(error=""), name="job_failed_has_error"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.public_id} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("jobs:detail", kwargs={"public_id": self.public_id})
+
+    @property
+    def finished(self) -> bool:
+        return self.status in {JobStatus.DONE, JobStatus.FAILED}
+
+
+class JobFile(models.Model):
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="files")
+    name = models.CharField(max_length=255, help_text="The name it was uploaded under.")
+    file = models.FileField(upload_to=upload_path, max_length=300)
+    sha256 = models.CharField(max_length=64)
+    size_bytes = models.BigIntegerField()
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from jobs import views
+
+app_name = "jobs"
+
+urlpatterns = [
+    path("jobs/", views.job_list_page, name="list"),
+    path("jobs/new/", views.job_new_page, name="new"),
+    path("jobs/<uuid:public_id>/", views.job_detail_page, name="detail"),
+]

@@ -1,0 +1,50 @@
+"""A person uploads a trace, watches the job's progress, and reads the report."""
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import Page, expect
+
+from accounts.models import Membership, Team
+from catalog.services import catalog_load_bundled
+from tests.jobs.conftest import (  # noqa: F401 - fixtures used here
+    LARGEST_TRACE,
+    media_root,
+    needs_real_services,
+    worker,
+    worker_env,
+)
+
+PASSWORD = "correct-horse-battery-staple"
+
+
+@pytest.fixture
+def site(live_server, worker) -> str:  # noqa: F811 - the real worker fixture
+    catalog_load_bundled()
+    team = Team.objects.create(name="Alpha", slug="alpha")
+    user = get_user_model().objects.create_user("ada", password=PASSWORD)
+    Membership.objects.create(team=team, user=user)
+    return live_server.url
+
+
+@needs_real_services
+def test_upload_a_trace_watch_the_progress_and_read_the_report(page: Page, site: str):
+    page.goto(f"{site}/account/login/")
+    page.get_by_label("Username").fill("ada")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+
+    page.goto(f"{site}/jobs/new/")
+    page.get_by_label(re.compile("Drop trace files here")).set_input_files(str(LARGEST_TRACE))
+    page.get_by_role("button", name="Upload and analyse").click()
+
+    expect(page).to_have_url(re.compile(r"/jobs/[0-9a-f-]{36}/$"))
+    expect(page.locator("#progress progress")).to_be_visible()  # pending or running
+    expect(page.get_by_role("heading", name="Where the GPU time went")).to_be_visible(
+        timeout=60_000
+    )
+    expect(page.locator("svg.time-breakdown")).to_be_visible()
+    expect(page.locator("#rank-table tbody tr")).to_have_count(1)
+    expect(page.locator("#rank-table")).to_contain_text("V100")
+    expect(page.get_by_role("heading", name=re.compile("Top kernels"))).to_be_visible()
