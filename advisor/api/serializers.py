@@ -4,6 +4,17 @@ import json
 
 from rest_framework import serializers
 
+from advisor.domain.portability.questionnaire import (
+    COLLECTIVE_LIBRARIES,
+    FRAMEWORKS,
+    PRECISIONS,
+    Answers,
+    Collectives,
+    Matmuls,
+    MemorySizes,
+    Precision,
+    Target,
+)
 from advisor.domain.sizing.architecture import (
     UnsupportedArchitecture,
     architecture_from_config,
@@ -174,4 +185,52 @@ class SizingRequestSerializer(serializers.Serializer):
             )
             raise serializers.ValidationError({field: [message]}) from error
         attrs["workload"] = workload
+        return attrs
+
+
+class PortabilityRequestSerializer(serializers.Serializer):
+    """The portability questionnaire: the four questions, and what the stack uses."""
+
+    matmuls = serializers.ChoiceField(
+        choices=_choices(Matmuls),
+        help_text="Do matmuls go through a library or are they hand-tiled?",
+    )
+    precision = serializers.ChoiceField(
+        choices=_choices(Precision), help_text="Is precision a runtime policy or compiled in?"
+    )
+    collectives = serializers.ChoiceField(
+        choices=_choices(Collectives), help_text="How do collectives reach the fabric?"
+    )
+    memory_sizes = serializers.ChoiceField(
+        choices=_choices(MemorySizes), help_text="Are memory sizes queried or hard-coded?"
+    )
+    frameworks = serializers.ListField(
+        child=serializers.ChoiceField(choices=FRAMEWORKS), default=list, max_length=len(FRAMEWORKS)
+    )
+    collective_libraries = serializers.ListField(
+        child=serializers.ChoiceField(choices=COLLECTIVE_LIBRARIES),
+        default=list,
+        max_length=len(COLLECTIVE_LIBRARIES),
+    )
+    precisions = serializers.ListField(
+        child=serializers.ChoiceField(choices=PRECISIONS), default=list, max_length=len(PRECISIONS)
+    )
+    targets = serializers.ListField(
+        child=serializers.ChoiceField(choices=_choices(Target)),
+        default=[target.value for target in Target],
+        allow_empty=False,
+        max_length=len(Target),
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        attrs["answers"] = Answers(
+            matmuls=Matmuls(attrs["matmuls"]),
+            precision=Precision(attrs["precision"]),
+            collectives=Collectives(attrs["collectives"]),
+            memory_sizes=MemorySizes(attrs["memory_sizes"]),
+            frameworks=tuple(dict.fromkeys(attrs["frameworks"])),
+            collective_libraries=tuple(dict.fromkeys(attrs["collective_libraries"])),
+            precisions=tuple(dict.fromkeys(attrs["precisions"])),
+            targets=tuple(Target(t) for t in dict.fromkeys(attrs["targets"])),
+        )
         return attrs

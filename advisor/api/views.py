@@ -5,7 +5,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from advisor.api.serializers import SizingRequestSerializer
+from advisor.api.serializers import PortabilityRequestSerializer, SizingRequestSerializer
+from advisor.domain.portability.questionnaire import answer
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.report import sizing_report
 from advisor.services import sizing_advise
@@ -77,3 +78,35 @@ class BundledModelsView(APIView):
                 }
             )
         return Response({"results": rows})
+
+
+class PortabilityView(APIView):
+    """The portability questionnaire: the four questions (and the stack) in, the scorecard,
+    a re-tune or rewrite verdict per target with what decides it, and what to change first."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        request=PortabilityRequestSerializer,
+        responses={200: OpenApiTypes.OBJECT},
+        examples=[
+            OpenApiExample(
+                "A PyTorch stack with hand-tiled attention kernels",
+                value={
+                    "matmuls": "mixed",
+                    "precision": "runtime_policy",
+                    "collectives": "abstraction",
+                    "memory_sizes": "hard_coded",
+                    "frameworks": ["pytorch", "flash_attn", "cuda_cpp"],
+                    "collective_libraries": ["nccl"],
+                    "precisions": ["bf16", "tf32"],
+                    "targets": ["amd_rocm", "intel_oneapi", "nvidia_smaller"],
+                },
+                request_only=True,
+            ),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = PortabilityRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return Response(answer(serializer.validated_data["answers"]).as_dict())

@@ -41,3 +41,14 @@ def number(value: object) -> str:
         return "—"
     text = f"{value:,f}" if not isinstance(value, int) else f"{value:,}"
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+@register.filter
+def get_item(mapping, key: str):
+    """A query-dict value in a template: `request.GET|get_item:"field"`."""
+    return mapping.get(key) if hasattr(mapping, "get") else None
+
+
+@register.filter
+def get_list(mapping, key: str) -> list:
+    return mapping.getlist(key) if hasattr(mapping, "getlist") else []

@@ -1,0 +1,1 @@
+"""Portability knowledge: the questionnaire's scorecard and per-target verdicts (no Django)."""
