@@ -520,14 +520,18 @@ def workloads(draw, tasks=ANY_TASK, slugs=ANY_BUNDLED_MODEL):
     if task.adapters and draw(st.booleans()):
         names = sorted(group.name for group in arch.lora_groups)
         targets = tuple(draw(st.lists(st.sampled_from(names), min_size=1, unique=True)))
+    # Models with learned positions (GPT-2, BERT) take no more tokens than they have positions.
+    longest = arch.max_positions if arch.absolute_positions else 131_072
+    output_tokens = 0 if arch.encoder_only else draw(st.integers(0, min(4096, longest - 1)))
+    context_tokens = draw(st.integers(1, longest - output_tokens))
     return Workload(
         architecture=arch,
         task=task,
         weight_dtype=draw(st.sampled_from(TRAINING_WEIGHT_DTYPES if task.trains else list(Dtype))),
         kv_dtype=draw(st.sampled_from(KV_DTYPES)),
         batch_size=draw(st.integers(1, 256)),
-        context_tokens=draw(st.integers(1, 131_072)),
-        output_tokens=0 if arch.encoder_only else draw(st.integers(0, 4096)),
+        context_tokens=context_tokens,
+        output_tokens=output_tokens,
         optimizer=draw(st.sampled_from(Optimizer)),
         gradient_checkpointing=draw(st.booleans()),
         flash_attention=draw(st.booleans()),
