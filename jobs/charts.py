@@ -59,3 +59,69 @@ def time_breakdown_svg(ranks: Sequence[dict]) -> str:
         + "".join(rows)
         + "</svg>"
     )
+
+
+def series_svg(
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    *,
+    title: str,
+    unit: str,
+    scale: float = 1.0,
+    limits: Sequence[tuple[str, float]] = (),
+) -> str:
+    """Lines over time (one per GPU), values divided by `scale`, with labelled horizontal
+    limits (e.g. the memory capacity of the current and the recommended GPU)."""
+    points = [(t, v / scale) for _, line in series for t, v in line]
+    if not points:
+        return ""
+    width, height, left, right, top, bottom = 680, 240, 64, 150, 14, 34
+    t_max = max(t for t, _ in points) or 1.0
+    y_max = max([v for _, v in points] + [v / scale for _, v in limits] + [1e-9]) * 1.08
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def x(t: float) -> float:
+        return left + t / t_max * plot_w
+
+    def y(v: float) -> float:
+        return top + plot_h - v / y_max * plot_h
+
+    palette = ["#2f6fde", "#e8a33d", "#1f8a4c", "#9b51e0", "#c53030", "#0ea5a4", "#6b7280"]
+    parts = []
+    for fraction in (0, 0.5, 1):
+        value = y_max * fraction
+        parts.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+            f'stroke="#e2e6ec"/><text x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end" '
+            f'font-size="11" fill="#5f6b7a">{value:,.1f}</text>'
+        )
+    for index, (label, line) in enumerate(series):
+        colour = palette[index % len(palette)]
+        path = " ".join(
+            f"{'M' if i == 0 else 'L'}{x(t):.1f},{y(v / scale):.1f}"
+            for i, (t, v) in enumerate(line)
+        )
+        parts.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="1.6"/>')
+        parts.append(
+            f'<text x="{left + plot_w + 8}" y="{top + 12 + 15 * index}" font-size="11" '
+            f'fill="{colour}">{escape(label)}</text>'
+        )
+    for index, (label, value) in enumerate(limits):
+        level = y(value / scale)
+        parts.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{level:.1f}" y2="{level:.1f}" '
+            f'stroke="#c53030" stroke-dasharray="5 3" stroke-width="{1.5 - 0.5 * index}"/>'
+            f'<text x="{left + plot_w + 8}" y="{level + 4:.1f}" font-size="11" fill="#c53030">'
+            f"{escape(label)}</text>"
+        )
+    parts.append(
+        f'<text x="{left}" y="{height - 8}" font-size="11" fill="#5f6b7a">0 s</text>'
+        f'<text x="{left + plot_w}" y="{height - 8}" font-size="11" fill="#5f6b7a" '
+        f'text-anchor="end">{t_max:,.0f} s</text>'
+        f'<text x="{left}" y="{top - 2}" font-size="11" fill="#5f6b7a">{escape(unit)}</text>'
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
+        f'class="chart series" aria-label="{escape(title)}"><title>{escape(title)}</title>'
+        + "".join(parts)
+        + "</svg>"
+    )

@@ -26,8 +26,10 @@ class TraceUploadForm(forms.Form):
     files = MultipleFileField(
         label="Trace files",
         help_text=(
-            "PyTorch profiler (Kineto) traces: .json or .json.gz, one per rank, or a .zip of "
-            "them. Several files make one multi-rank job."
+            "PyTorch profiler (Kineto) traces (.json or .json.gz, one per rank, or a .zip), an "
+            "Nsight Systems SQLite export (nsys export --type sqlite), or an nvidia-smi CSV log "
+            "(--query-gpu=timestamp,name,index,utilization.gpu,utilization.memory,memory.used,"
+            "memory.total,power.draw --format=csv -l 1). Several files make one job."
         ),
     )
 
@@ -41,3 +43,14 @@ class TraceUploadForm(forms.Form):
                 f"{total:,} bytes in all; the limit is {settings.JOB_UPLOAD_MAX_BYTES:,} bytes."
             )
         return uploads
+
+
+class CodeUploadForm(TraceUploadForm):
+    files = MultipleFileField(
+        label="Code",
+        help_text=(
+            "A .zip or .tar.gz of the repository (read in memory, never unpacked to disk), or "
+            "single source files: .py, .cu, .cuh, .cpp, .h, CMakeLists.txt, setup.py, "
+            "requirements.txt, Dockerfile..."
+        ),
+    )

@@ -12,6 +12,7 @@ from accounts.models import Team
 
 class JobKind(models.TextChoices):
     TRACE = "trace", "profiling trace"
+    CODESCAN = "codescan", "code scan"
 
 
 class JobStatus(models.TextChoices):

@@ -11,11 +11,14 @@ Writes one JSON object to stdout ({"report": ...} or {"error": "..."}) and progr
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 EXIT_OK, EXIT_INPUT_ERROR = 0, 2
+VERSION = "0.1.0"
 
 
 def _progress(pct: int, stage: str) -> None:
@@ -24,11 +27,13 @@ def _progress(pct: int, stage: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kind", required=True, choices=["trace"])
+    parser.add_argument("--kind", required=True, choices=["trace", "codescan"])
     parser.add_argument("--max-decompressed-bytes", type=int, required=True)
     parser.add_argument("--names", help="JSON list of the files' uploaded names")
     parser.add_argument("files", nargs="+", type=Path)
     args = parser.parse_args(argv)
+    if args.kind == "codescan":
+        return _scan(args.files, json.loads(args.names or "[]"))
     from jobs.domain.traces import TraceError, analyze_traces
 
     # Files are stored under our own names; messages and reports use the uploaded ones.
@@ -59,6 +64,46 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_INPUT_ERROR
     print(as_uploaded(json.dumps({"report": asdict(summary)})))
+    return EXIT_OK
+
+
+ARCHIVE_MAGIC = (b"PK\x03\x04", b"\x1f\x8b")
+
+
+def _scan(files: list[Path], names: list[str]) -> int:
+    """One archive is scanned in memory, member by member; single files are laid out under
+    their uploaded names (base names only) in a private temporary directory and scanned."""
+    from jobs.domain.codescan import ScanError, scan_archive, scan_paths, to_sarif
+
+    try:
+        if len(files) == 1 and files[0].read_bytes()[:4].startswith(ARCHIVE_MAGIC):
+            report = scan_archive(files[0], progress=_progress)
+        else:
+            with tempfile.TemporaryDirectory(prefix="scan-") as tmp:
+                for index, path in enumerate(files):
+                    name = Path(names[index] if index < len(names) else path.name).name
+                    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+                    shutil.copyfile(path, Path(tmp) / (safe or f"file{index}"))
+                report = scan_paths(Path(tmp), progress=_progress)
+    except ScanError as error:
+        print(json.dumps({"error": str(error)}))
+        return EXIT_INPUT_ERROR
+    except MemoryError:
+        print(
+            json.dumps(
+                {
+                    "error": "the scan needs more memory than its limit allows: "
+                    "upload a smaller archive"
+                }
+            )
+        )
+        return EXIT_INPUT_ERROR
+    print(
+        json.dumps(
+            {"report": {**asdict(report), "sarif": to_sarif(report, tool_version=VERSION)}},
+            default=str,
+        )
+    )
     return EXIT_OK
 
 

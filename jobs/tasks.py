@@ -12,7 +12,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
-from jobs.models import Job
+from jobs.models import Job, JobKind
 from jobs.reports import trace_report
 from jobs.services import (
     JobNotClaimable,
@@ -149,8 +149,9 @@ def analyze_job(self, job_id: int) -> str:
     if "error" in outcome:
         job_fail(job_id=job_id, token=token, error=outcome["error"])
         return "failed"
-    job_progress(job_id=job_id, token=token, pct=95, stage="matching GPUs, writing the report")
-    job_finish(job_id=job_id, token=token, report=trace_report(outcome["report"]))
+    job_progress(job_id=job_id, token=token, pct=95, stage="writing the report")
+    report = outcome["report"] if job.kind == JobKind.CODESCAN else trace_report(outcome["report"])
+    job_finish(job_id=job_id, token=token, report=report)
     return "done"
 
 

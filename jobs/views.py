@@ -1,12 +1,12 @@
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from accounts.scoping import request_active_team, request_team_ids
-from jobs.charts import time_breakdown_svg
-from jobs.forms import TraceUploadForm
+from jobs.charts import series_svg, time_breakdown_svg
+from jobs.forms import CodeUploadForm, TraceUploadForm
 from jobs.models import Job, JobKind
 from jobs.services import job_submit
 
@@ -20,13 +20,8 @@ def job_list_page(request: HttpRequest) -> HttpResponse:
     return render(request, "jobs/job_list.html", {"jobs": _team_jobs(request)[:100]})
 
 
-@login_required
-def job_new_page(request: HttpRequest) -> HttpResponse:
-    form = (
-        TraceUploadForm(request.POST, request.FILES)
-        if request.method == "POST"
-        else TraceUploadForm()
-    )
+def _upload_page(request: HttpRequest, form_class, kind: str, template: str) -> HttpResponse:
+    form = form_class(request.POST, request.FILES) if request.method == "POST" else form_class()
     if request.method == "POST" and form.is_valid():
         try:
             team = request_active_team(request)
@@ -34,21 +29,98 @@ def job_new_page(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(error))
         else:
             job = job_submit(
-                team=team,
-                user=request.user,
-                kind=JobKind.TRACE,
-                uploads=form.cleaned_data["files"],
+                team=team, user=request.user, kind=kind, uploads=form.cleaned_data["files"]
             )
             return redirect(job)
-    return render(request, "jobs/job_new.html", {"form": form}, status=400 if form.errors else 200)
+    return render(request, template, {"form": form}, status=400 if form.errors else 200)
+
+
+@login_required
+def job_new_page(request: HttpRequest) -> HttpResponse:
+    return _upload_page(request, TraceUploadForm, JobKind.TRACE, "jobs/job_new.html")
+
+
+@login_required
+def code_new_page(request: HttpRequest) -> HttpResponse:
+    return _upload_page(request, CodeUploadForm, JobKind.CODESCAN, "jobs/code_new.html")
+
+
+def _trace_charts(report: dict) -> dict:
+    ranks = report.get("ranks", [])
+    logged = [rank for rank in ranks if rank.get("utilization_series")]
+    charts = {
+        "time_chart": time_breakdown_svg([r for r in ranks if not r.get("utilization_series")])
+    }
+    if logged:
+        charts["utilization_chart"] = series_svg(
+            [(f"GPU {r['rank']}", r["utilization_series"]) for r in logged],
+            title="GPU utilisation over time",
+            unit="%",
+        )
+        limits = []
+        current = next((c for c in report.get("candidates", []) if c["is_current"]), None)
+        capacity = logged[0].get("capacity_bytes")
+        if capacity:
+            limits.append((f"{current['gpu_name'] if current else 'this GPU'} capacity", capacity))
+        advised = _advised(report)
+        if advised:
+            limits.append((f"{advised['gpu_name']} capacity", advised["capacity_bytes"]))
+        charts["memory_chart"] = series_svg(
+            [(f"GPU {r['rank']}", r["memory_series"]) for r in logged],
+            title="GPU memory used over time",
+            unit="GiB",
+            scale=2**30,
+            limits=limits,
+        )
+    return charts
+
+
+def _advised(report: dict) -> dict | None:
+    """The cheapest fitting candidate other than the current GPU, with its capacity."""
+    from catalog.selectors import gpu_memory_gib_by_key
+
+    options = [
+        c
+        for c in report.get("candidates", [])
+        if c["fits"] and not c["is_current"] and c["usd_per_1000_steps"]
+    ]
+    if not options:
+        return None
+    best = min(options, key=lambda c: c["usd_per_1000_steps"]["expected"])
+    memory = gpu_memory_gib_by_key().get(best["gpu"])
+    return {**best, "capacity_bytes": float(memory) * 2**30} if memory else None
+
+
+FINDING_FILTERS = ("category", "severity", "file")
+
+
+def _findings_context(request: HttpRequest, report: dict) -> dict:
+    findings = report.get("findings", [])
+    chosen = {key: request.GET.get(key, "") for key in FINDING_FILTERS if request.GET.get(key)}
+    shown = [f for f in findings if all(str(f.get(k)) == v for k, v in chosen.items())]
+    choices = {key: sorted({str(f.get(key)) for f in findings}) for key in FINDING_FILTERS}
+    return {"findings": shown, "finding_filter": chosen, "finding_choices": choices}
+
+
+@login_required
+def job_sarif_download(request: HttpRequest, public_id: str) -> HttpResponse:
+    job = get_object_or_404(_team_jobs(request), public_id=public_id, kind=JobKind.CODESCAN)
+    if not job.report or "sarif" not in job.report:
+        raise Http404("This scan has no SARIF report (it has not finished, or it failed).")
+    response = JsonResponse(job.report["sarif"], json_dumps_params={"indent": 2})
+    response["Content-Type"] = "application/sarif+json"
+    response["Content-Disposition"] = f'attachment; filename="gpu-advisor-{job.public_id}.sarif"'
+    return response
 
 
 @login_required
 def job_detail_page(request: HttpRequest, public_id: str) -> HttpResponse:
     job = get_object_or_404(_team_jobs(request), public_id=public_id)
     context = {"job": job}
-    if job.report:
-        context["time_chart"] = time_breakdown_svg(job.report.get("ranks", []))
+    if job.report and job.kind == JobKind.CODESCAN:
+        context.update(_findings_context(request, job.report))
+    elif job.report:
+        context.update(_trace_charts(job.report))
     if request.htmx and request.GET.get("fragment") == "progress":
         if job.finished:
             # Done: reload the whole page so the report renders.

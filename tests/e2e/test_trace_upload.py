@@ -10,6 +10,7 @@ from accounts.models import Membership, Team
 from catalog.services import catalog_load_bundled
 from tests.jobs.conftest import (  # noqa: F401 - fixtures used here
     LARGEST_TRACE,
+    TRACES,
     media_root,
     needs_real_services,
     worker,
@@ -28,12 +29,16 @@ def site(live_server, worker) -> str:  # noqa: F811 - the real worker fixture
     return live_server.url
 
 
-@needs_real_services
-def test_upload_a_trace_watch_the_progress_and_read_the_report(page: Page, site: str):
+def sign_in(page: Page, site: str) -> None:
     page.goto(f"{site}/account/login/")
     page.get_by_label("Username").fill("ada")
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
+
+
+@needs_real_services
+def test_upload_a_trace_watch_the_progress_and_read_the_report(page: Page, site: str):
+    sign_in(page, site)
 
     page.goto(f"{site}/jobs/new/")
     page.get_by_label(re.compile("Drop trace files here")).set_input_files(str(LARGEST_TRACE))
@@ -48,3 +53,17 @@ def test_upload_a_trace_watch_the_progress_and_read_the_report(page: Page, site:
     expect(page.locator("#rank-table tbody tr")).to_have_count(1)
     expect(page.locator("#rank-table")).to_contain_text("V100")
     expect(page.get_by_role("heading", name=re.compile("Top kernels"))).to_be_visible()
+
+
+@needs_real_services
+def test_upload_an_nvidia_smi_log_and_read_the_recommendation(page: Page, site: str):
+    sign_in(page, site)
+    page.goto(f"{site}/jobs/new/")
+    log = TRACES / "nvidia-smi" / "query_gpu_units_2gpus.csv"
+    page.get_by_label(re.compile("Drop trace files here")).set_input_files(str(log))
+    page.get_by_role("button", name="Upload and analyse").click()
+    recommendation = page.locator("#recommendation .headline")
+    expect(recommendation).to_be_visible(timeout=60_000)
+    expect(recommendation).to_contain_text("idle")
+    expect(page.locator("svg.series").first).to_be_visible()
+    expect(page.locator("#candidates tbody tr").first).to_be_visible()

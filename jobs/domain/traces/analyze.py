@@ -1,4 +1,9 @@
-"""analyze_traces: uploaded files in, one HTA-style summary per rank out."""
+"""analyze_traces: uploaded files in, one HTA-style summary per rank (or GPU) out.
+
+Files are told apart by content (`sniff`): Kineto JSON traces are parsed here and summarised per
+rank; Nsight Systems SQLite exports (`nsys`) and nvidia-smi CSV logs (`nvidia_smi`) yield one
+summary per GPU, in the same RankSummary shape, marked by `source`.
+"""
 
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -7,7 +12,10 @@ from typing import BinaryIO
 
 from jobs.domain.traces.errors import TraceError
 from jobs.domain.traces.metrics import summarize_rank
+from jobs.domain.traces.nsys import summarize_nsys
+from jobs.domain.traces.nvidia_smi import summarize_nvidia_smi
 from jobs.domain.traces.parse import ParsedTrace, parse_trace
+from jobs.domain.traces.sniff import Kind
 from jobs.domain.traces.sources import open_sources
 from jobs.domain.traces.summary import RankSummary, TraceSummary
 
@@ -31,11 +39,12 @@ def analyze_traces(
     progress: Progress | None = None,
 ) -> TraceSummary:
     """Analyse one upload: each path is a trace (.json, .json.gz, any name) or a zip of them,
-    one trace per rank.
+    one trace per rank; an Nsight Systems SQLite export; or an nvidia-smi CSV log (plain,
+    gzipped or zipped). Formats may be mixed in one upload.
 
-    Raises TraceError, with a message for the person who uploaded, when any file is not a
-    readable PyTorch profiler trace or when no rank has GPU events. A CPU-only rank among GPU
-    ranks is reported (cpu_only=True, zeros) with a warning instead.
+    Raises TraceError, with a message for the person who uploaded, when any file is not one of
+    these or cannot be read, or when no rank has GPU events. A CPU-only rank among GPU ranks is
+    reported (cpu_only=True, zeros) with a warning instead.
 
     hta_ns_rounding reproduces HTA's rounding of ns-resolution traces to whole microseconds
     (start up, end down); it is off by default because it shrinks every event.
@@ -46,27 +55,40 @@ def analyze_traces(
     reporter = _ProgressReporter(progress, paths)
     warnings: list[str] = []
     parsed: list[ParsedTrace] = []
+    per_gpu: list[RankSummary] = []  # from nsys exports and nvidia-smi logs, already summarised
+    files: list[str] = []
     for index, path in enumerate(paths):
         reporter.start_file(index)
         for source in open_sources(
             path, cap_bytes=max_decompressed_bytes, on_read=reporter.on_read, warn=warnings.append
         ):
-            trace = parse_trace(source.reader, label=source.name)
-            warnings.extend(trace.warnings)
-            parsed.append(trace)
+            files.append(source.name)
+            if source.kind is Kind.JSON:
+                trace = parse_trace(source.reader, label=source.name)
+                warnings.extend(trace.warnings)
+                parsed.append(trace)
+            elif source.kind is Kind.NVIDIA_SMI:
+                per_gpu.extend(
+                    summarize_nvidia_smi(source.reader, label=source.name, warnings=warnings)
+                )
+            else:  # SQLite, which open_sources yields only for the uploaded file itself
+                per_gpu.extend(summarize_nsys(path, label=source.name, warnings=warnings))
     reporter.report(_READING_SHARE_PCT, "metrics")
-    if not any(len(trace.events.gpu) for trace in parsed):
+    if not per_gpu and not any(len(trace.events.gpu) for trace in parsed):
         raise TraceError(NO_GPU_EVENTS_MESSAGE)
     ranks = [
         summarize_rank(trace, ns_rounding=hta_ns_rounding, warnings=warnings) for trace in parsed
     ]
     warnings.extend(_rank_warnings(ranks))
+    ranks.extend(per_gpu)
     ranks.sort(key=lambda summary: (summary.rank is None, summary.rank or 0, summary.file))
     reporter.report(100, "done")
-    return TraceSummary(ranks=ranks, files=[trace.label for trace in parsed], warnings=warnings)
+    return TraceSummary(ranks=ranks, files=files, warnings=warnings)
 
 
 def _rank_warnings(ranks: list[RankSummary]) -> list[str]:
+    """Checks on Kineto ranks: their rank numbers come from distributedInfo, while nsys and
+    nvidia-smi summaries are numbered by GPU index, which repeats across hosts."""
     warnings = []
     seen = Counter(summary.rank for summary in ranks if summary.rank is not None)
     for rank, count in sorted(seen.items()):

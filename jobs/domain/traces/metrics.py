@@ -6,7 +6,13 @@ from typing import Any
 
 from jobs.domain.traces.gpu_work import GpuWork, select_gpu_work
 from jobs.domain.traces.intervals import Interval, merge, overlap_length, total_length
-from jobs.domain.traces.kernels import KernelType, kernel_type, memcpy_kind
+from jobs.domain.traces.kernels import (
+    KernelType,
+    is_matrix_math,
+    kernel_type,
+    math_precision,
+    memcpy_kind,
+)
 from jobs.domain.traces.parse import ParsedTrace
 from jobs.domain.traces.summary import KernelTotal, RankSummary
 
@@ -29,7 +35,6 @@ def summarize_rank(parsed: ParsedTrace, *, ns_rounding: bool, warnings: list[str
             f"{label}: the last ProfilerStep could not be dropped as HTA does (all GPU work was "
             "launched in it, or no CPU-side step marks it); analysed everything instead"
         )
-    types = [kernel_type(name) for name in events.names]
     device = _main_device(work)
     properties = _device_properties(parsed, device)
     name = properties.get("name")
@@ -47,16 +52,27 @@ def summarize_rank(parsed: ParsedTrace, *, ns_rounding: bool, warnings: list[str
         "ns_rounding_used": work.rounded,
         "last_step_dropped": work.last_step_dropped,
     }
-    return RankSummary(
-        **base,
-        **_temporal_breakdown(work, types, label, warnings),
-        **_by_kernel(work, types, events.names),
+    return RankSummary(**base, **work_metrics(work, events.names, label=label, warnings=warnings))
+
+
+def work_metrics(
+    work: GpuWork, names: list[str], *, label: str, warnings: list[str]
+) -> dict[str, Any]:
+    """The RankSummary fields that GPU events alone decide, for any source of events
+    (names[work.name_id[i]] is event i's name)."""
+    types = [kernel_type(name) for name in names]
+    math = [
+        types[i] is KernelType.COMPUTATION and is_matrix_math(name) for i, name in enumerate(names)
+    ]
+    return {
+        **_temporal_breakdown(work, types, math, label, warnings),
+        **_by_kernel(work, types, math, names),
         **_launch_gaps(work),
-    )
+    }
 
 
 def _temporal_breakdown(
-    work: GpuWork, types: list[KernelType], label: str, warnings: list[str]
+    work: GpuWork, types: list[KernelType], math: list[bool], label: str, warnings: list[str]
 ) -> dict[str, Any]:
     """idle = window - union(all); compute = union(computation); non-compute = the rest."""
     busy = merge(zip(work.start_us, work.end_us, strict=True))
@@ -72,7 +88,13 @@ def _temporal_breakdown(
             "compute_pct": 0.0,
             "non_compute_pct": 0.0,
             "communication_overlap_pct": None,
+            "math_us": 0.0,
         }
+    math_intervals = [
+        (start_us, end_us)
+        for start_us, end_us, name_id in zip(work.start_us, work.end_us, work.name_id, strict=True)
+        if math[name_id]
+    ]
     by_type: dict[KernelType, list[Interval]] = defaultdict(list)
     for start_us, end_us, name_id in zip(work.start_us, work.end_us, work.name_id, strict=True):
         by_type[types[name_id]].append((start_us, end_us))
@@ -106,10 +128,13 @@ def _temporal_breakdown(
         "compute_pct": pct(compute_us),
         "non_compute_pct": pct(non_compute_us),
         "communication_overlap_pct": overlap_pct,
+        "math_us": total_length(merge(math_intervals)),
     }
 
 
-def _by_kernel(work: GpuWork, types: list[KernelType], names: list[str]) -> dict[str, Any]:
+def _by_kernel(
+    work: GpuWork, types: list[KernelType], math: list[bool], names: list[str]
+) -> dict[str, Any]:
     count: Counter[int] = Counter()
     total_us: defaultdict[int, float] = defaultdict(float)
     copied_bytes: Counter[str] = Counter()
@@ -123,8 +148,15 @@ def _by_kernel(work: GpuWork, types: list[KernelType], names: list[str]) -> dict
             if kind is not None:
                 copied_bytes[kind] += nbytes
     category_time_us = dict.fromkeys((t.value for t in KernelType), 0.0)
+    copy_us: defaultdict[str, float] = defaultdict(float)
+    precision_us: defaultdict[str, float] = defaultdict(float)
     for name_id, total in total_us.items():
         category_time_us[types[name_id].value] += total
+        kind = memcpy_kind(names[name_id])
+        if kind is not None and types[name_id] is KernelType.MEMORY:
+            copy_us[kind] += total
+        if math[name_id]:
+            precision_us[math_precision(names[name_id])] += total
     ranked = sorted(total_us, key=lambda name_id: (-total_us[name_id], names[name_id]))
     top = [
         KernelTotal(names[i], types[i].value, count[i], total_us[i]) for i in ranked[:TOP_KERNELS]
@@ -133,6 +165,8 @@ def _by_kernel(work: GpuWork, types: list[KernelType], names: list[str]) -> dict
         "category_time_us": category_time_us,
         "top_kernels": top,
         "memcpy_bytes_by_kind": dict(sorted(copied_bytes.items())),
+        "memcpy_us_by_kind": dict(sorted(copy_us.items())),
+        "math_time_by_precision_us": dict(sorted(precision_us.items())),
     }
 
 

@@ -1,8 +1,10 @@
-"""Turn uploaded files into byte streams of JSON, one per trace, with every size capped.
+"""Turn uploaded files into byte streams, one per trace or log, with every size capped.
 
-An upload is a plain JSON trace, a gzipped one, or a zip of either (one member per rank). Each
-stream counts the bytes it hands out and stops at the cap, so a gzip or zip bomb costs at most
-`max_decompressed_bytes` of reading, never that much memory: nothing is decompressed whole.
+An upload is a plain JSON trace or nvidia-smi CSV log, a gzipped one, or a zip of either (one
+member per rank), or an Nsight Systems SQLite export. Each stream counts the bytes it hands out
+and stops at the cap, so a gzip or zip bomb costs at most `max_decompressed_bytes` of reading,
+never that much memory: nothing is decompressed whole. SQLite is read in place (it needs random
+access), so it must be uploaded on its own, uncompressed, and its size is the one capped.
 """
 
 import gzip
@@ -22,6 +24,8 @@ MAX_ZIP_MEMBERS = 256
 _CHUNK_BYTES = 1 << 20
 # What a zip may carry besides traces without it being the user's mistake.
 _ZIP_JUNK_PREFIXES = ("__MACOSX/",)
+# The kinds parsed from a stream, so they may come gzipped or inside a zip.
+_STREAMED = (Kind.JSON, Kind.NVIDIA_SMI)
 
 
 class Readable(Protocol):
@@ -30,10 +34,13 @@ class Readable(Protocol):
 
 @dataclass
 class TraceSource:
-    """One trace's JSON bytes, ready for the parser; valid until the next source is produced."""
+    """One trace's bytes, ready for the parser of its kind; valid until the next source is
+    produced. An SQLite source is always the uploaded file itself, read in place from its path
+    (the reader then holds only the sniffed head)."""
 
     name: str
     reader: Readable
+    kind: Kind = Kind.JSON
 
 
 def format_bytes(size_bytes: int) -> str:
@@ -142,9 +149,11 @@ def open_sources(
         if kind is Kind.ZIP:
             yield from _zip_members(raw, label, cap_bytes=cap_bytes, on_read=tick, warn=warn)
         elif kind is Kind.GZIP:
-            yield TraceSource(label, _gunzip(plain, label, cap_bytes=cap_bytes, stack=stack))
+            yield _gunzip(plain, label, cap_bytes=cap_bytes, stack=stack)
         else:
-            yield TraceSource(label, plain)
+            if kind is Kind.SQLITE:
+                _check_file_size(path, label, cap_bytes)
+            yield TraceSource(label, plain, kind)
 
 
 def _sniff(label: str, head: bytes) -> Kind:
@@ -154,15 +163,30 @@ def _sniff(label: str, head: bytes) -> Kind:
         raise TraceError(f"{label}: {exc}") from None
 
 
-def _gunzip(compressed: Readable, label: str, *, cap_bytes: int, stack: ExitStack) -> CappedReader:
+def _check_file_size(path: Path, label: str, cap_bytes: int) -> None:
+    size_bytes = path.stat().st_size
+    if size_bytes > cap_bytes:
+        raise TraceError(
+            f"{label}: the SQLite export is {format_bytes(size_bytes)}, over the "
+            f"{format_bytes(cap_bytes)} limit; capture a shorter stretch "
+            "(nsys profile --duration or --capture-range) and export it again"
+        )
+
+
+def _gunzip(compressed: Readable, label: str, *, cap_bytes: int, stack: ExitStack) -> TraceSource:
     unzipped = stack.enter_context(gzip.GzipFile(fileobj=compressed, mode="rb"))  # type: ignore[arg-type]
     reader = CappedReader(unzipped, label=label, cap_bytes=cap_bytes, compression="gzip")
     kind = _sniff(label, read_head(reader))
-    if kind is not Kind.JSON:
+    if kind is Kind.SQLITE:
+        raise TraceError(
+            f"{label}: an SQLite database inside gzip; upload the Nsight Systems export "
+            "uncompressed, on its own (it is read in place)"
+        )
+    if kind not in _STREAMED:
         raise TraceError(
             f"{label}: a {kind.value} inside gzip; upload the trace JSON, gzipped once"
         )
-    return reader
+    return TraceSource(label, reader, kind)
 
 
 def _zip_members(
@@ -236,6 +260,9 @@ def _zip_member(
     if kind is Kind.ZIP:
         warn(f"{label}: skipped, a zip inside a zip is not opened")
         return None
+    if kind is Kind.SQLITE:
+        warn(f"{label}: skipped, an SQLite export inside a zip is not opened; upload it on its own")
+        return None
     if kind is Kind.GZIP:
-        return TraceSource(label, _gunzip(reader, label, cap_bytes=cap_bytes, stack=stack))
-    return TraceSource(label, reader)
+        return _gunzip(reader, label, cap_bytes=cap_bytes, stack=stack)
+    return TraceSource(label, reader, kind)

@@ -1,4 +1,9 @@
-"""What an analysis returns: one summary per rank, plus the upload's files and warnings."""
+"""What an analysis returns: one summary per rank, plus the upload's files and warnings.
+
+Three sources fill the same RankSummary: PyTorch profiler (Kineto) traces, Nsight Systems SQLite
+exports (one summary per GPU in the export) and nvidia-smi CSV logs (one per GPU index). Fields
+added after the first release have defaults, so older stored reports still load.
+"""
 
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -15,10 +20,13 @@ class KernelTotal(NamedTuple):
 
 @dataclass(frozen=True)
 class RankSummary:
-    """Holistic-Trace-Analysis-style metrics for one rank (one trace file).
+    """Holistic-Trace-Analysis-style metrics for one rank (one trace file, or one GPU of an
+    Nsight export or nvidia-smi log: `source` says which).
 
     Times are microseconds inside the analysed window: from the first to the last GPU event left
-    after HTA's convention of dropping the last ProfilerStep (see `gpu_work`).
+    after HTA's convention of dropping the last ProfilerStep (see `gpu_work`). For nvidia-smi the
+    window is the logged period, `rank` is the GPU index, and busy time is derived from
+    utilization.gpu (it cannot be split by kernel kind, so it is all counted as compute).
     """
 
     rank: int | None
@@ -50,6 +58,26 @@ class RankSummary:
     cpu_only: bool
     ns_rounding_used: bool
     last_step_dropped: bool = False
+    source: str = "kineto"  # kineto | nsys | nvidia-smi
+    # Wall time covered by matrix-math kernels (GEMM, convolution, attention); the rest of
+    # compute_us is elementwise, normalisation and reduction work, which memory bandwidth bounds.
+    math_us: float = 0.0
+    # Matrix-math kernel time (summed, not merged) by the precision their names reveal.
+    math_time_by_precision_us: dict[str, float] = field(default_factory=dict)
+    memcpy_us_by_kind: dict[str, float] = field(default_factory=dict)
+    # nvidia-smi only: device memory in use as the driver reports it (memory.used), and the
+    # utilisation statistics and chart series (at most 500 points each, seconds from the start).
+    peak_memory_used_bytes: int | None = None
+    samples: int = 0
+    duration_s: float | None = None
+    utilization_mean_pct: float | None = None
+    utilization_p95_pct: float | None = None
+    low_utilization_s: float | None = None
+    low_utilization_pct: float | None = None
+    memory_utilization_mean_pct: float | None = None
+    power_mean_w: float | None = None
+    utilization_series: list[tuple[float, float]] = field(default_factory=list)
+    memory_series: list[tuple[float, int]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,96 @@
+"""What a measured job did, per step, in the terms the projection scales.
+
+`observe` builds it from trace summaries: per rank, the window split (`window`) divided by the
+steps it covers, then averaged over ranks. The precision is the one most matrix-math time ran
+in, by kernel name; the peak memory the largest any rank or log reports.
+"""
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jobs.domain.rightsizing.window import mean_split, per_step, split_window
+from jobs.domain.traces import RankSummary
+
+KERNEL_SOURCES = ("kineto", "nsys")
+# What the projection assumes when kernel names do not tell: today's default for training.
+ASSUMED_PRECISION = "bf16"
+
+
+@dataclass(frozen=True)
+class ObservedJob:
+    """One step's seconds, split by what bounds them; the parts add up to step_s.
+
+    compute_s: matrix math (tensor-core bound); memory_s: copies, memsets and bandwidth-bound
+    kernels; communication_s: collectives not hidden behind compute; host_idle_s: the GPU
+    waiting (idle, syncs); unattributed_s: busy time of unknown kind (nvidia-smi logs).
+    When the trace marks no steps, step_s is the whole window (per_step False).
+    """
+
+    step_s: float
+    compute_s: float
+    memory_s: float
+    communication_s: float
+    host_idle_s: float
+    precision: str  # bf16 | fp16 | tf32 | fp32 | fp8 | unknown
+    peak_memory_bytes: int | None
+    gpu_count: int = 1
+    unattributed_s: float = 0.0
+    per_step: bool = True
+
+    @property
+    def idle_pct(self) -> float:
+        return 100 * self.host_idle_s / self.step_s if self.step_s > 0 else 0.0
+
+
+def observe(ranks: Sequence[RankSummary]) -> ObservedJob:
+    """The job behind an analysis: kernel-level ranks (Kineto, nsys) when there are any,
+    otherwise nvidia-smi's GPUs. ValueError when no rank saw GPU work."""
+    gpu_ranks = [rank for rank in ranks if not rank.cpu_only and rank.kernel_time_us > 0]
+    detailed = [rank for rank in gpu_ranks if rank.source in KERNEL_SOURCES]
+    used = detailed or gpu_ranks
+    if not used:
+        raise ValueError("no rank with GPU work to observe")
+    split = mean_split([per_step(split_window(rank), _steps(rank)) for rank in used])
+    world_sizes = [rank.world_size for rank in used if rank.world_size]
+    return ObservedJob(
+        step_s=split.window_s,
+        compute_s=split.math_s,
+        memory_s=split.memory_kernels_s + split.copies_s,
+        communication_s=split.communication_s,
+        host_idle_s=split.idle_s + split.sync_s,
+        unattributed_s=split.unattributed_s,
+        precision=_precision(used),
+        peak_memory_bytes=_peak_memory_bytes(ranks),
+        gpu_count=max(world_sizes) if world_sizes else len(used),
+        per_step=all(rank.profiler_steps > 0 for rank in used),
+    )
+
+
+def _steps(rank: RankSummary) -> int:
+    """Steps inside the analysed window: all ProfilerSteps but the dropped last one."""
+    return max(rank.profiler_steps - (1 if rank.last_step_dropped else 0), 1)
+
+
+def _precision(ranks: Sequence[RankSummary]) -> str:
+    time_us: Counter[str] = Counter()
+    for rank in ranks:
+        time_us.update(rank.math_time_by_precision_us)
+    known = {precision: us for precision, us in time_us.items() if precision != "unknown"}
+    return max(known, key=known.__getitem__) if known else "unknown"
+
+
+def _peak_memory_bytes(ranks: Sequence[RankSummary]) -> int | None:
+    """The caching allocator's reserved peak is what the GPU had to hold; allocated is a lower
+    bound; nvidia-smi's memory.used also counts the CUDA context. The largest of any wins."""
+    peaks = [
+        peak
+        for rank in ranks
+        for peak in (
+            rank.peak_reserved_bytes,
+            rank.peak_allocated_bytes,
+            rank.peak_memory_used_bytes,
+        )
+        if peak
+    ]
+    return max(peaks) if peaks else None

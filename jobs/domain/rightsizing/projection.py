@@ -1,0 +1,168 @@
+"""The measured job moved onto other GPUs: step time and cost per 1,000 steps, as ranges.
+
+Each part of the measured step scales by its own ratio of current to candidate figures:
+
+- matrix math (compute_s) by dense TFLOPS at the precision the kernels ran in (bf16 when their
+  names do not say, with a note); a GPU without that precision's units runs the next one down
+  (`DeviceSpec.dense_tflops`);
+- copies and bandwidth-bound kernels (memory_s) by memory bandwidth, GB/s;
+- exposed communication by the link between the job's GPUs: an NVLink-class fabric (NVLink,
+  Infinity Fabric, ...) at its catalogued GB/s, PCIe at its, a bridged pair at the bridge's
+  until a third GPU puts PCIe in the path (`DeviceSpec.link_gb_s`);
+- busy time of unknown kind (nvidia-smi logs) by the slower of the compute and bandwidth ratios,
+  so an unseen bottleneck is never assumed to be the one that got faster;
+- host-bound and idle time unchanged: the host is the same whatever GPU waits on it.
+
+Peak ratios are optimistic and pessimistic in turn: kernels rarely reach the same fraction of
+peak on two generations, small kernels do not fill a big GPU, and clocks under sustained load
+differ from datasheets. So every scaled part carries +/-15 % (UNCERTAINTY), giving low /
+expected / high step times; the current GPU is the measurement itself, with no range.
+
+A candidate fits when 0.99 x its memory (what the sizing engine assumes CUDA can use) holds the
+measured peak plus headroom. Without a measured peak only GPUs with at least the current GPU's
+memory are considered to fit. A GPU that does not fit is listed with the reason, never costed.
+Cost per 1,000 steps per offer: the offer's price per GPU-hour x the job's GPUs x projected step
+time x 1000 / 3600.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from jobs.domain.rightsizing.devices import DeviceSpec, Offer
+from jobs.domain.rightsizing.observed import ASSUMED_PRECISION, ObservedJob
+
+UNCERTAINTY = 0.15
+_SECONDS_PER_HOUR = 3600
+_STEPS = 1000
+_GIB = 2**30
+
+
+@dataclass(frozen=True)
+class Range:
+    low: float
+    expected: float
+    high: float
+
+    def scaled(self, factor: float) -> "Range":
+        return Range(self.low * factor, self.expected * factor, self.high * factor)
+
+
+@dataclass(frozen=True)
+class OfferCost:
+    offer: Offer
+    usd_per_1000_steps: Range
+
+
+@dataclass(frozen=True)
+class Projection:
+    device: DeviceSpec
+    is_current: bool
+    fits: bool
+    reason: str  # why it does not fit; empty when it does
+    step_s: Range | None  # None when it does not fit or a figure is missing
+    offers: list[OfferCost] = field(default_factory=list)  # cheapest first
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def best_offer(self) -> OfferCost | None:
+        return self.offers[0] if self.offers else None
+
+
+def project(
+    job: ObservedJob,
+    current: DeviceSpec,
+    candidates: Sequence[DeviceSpec],
+    offers_by_device: Mapping[str, Sequence[Offer]],
+    *,
+    headroom_fraction: float = 0.10,
+) -> list[Projection]:
+    """The current GPU and every candidate, ranked: GPUs that fit by their cheapest expected
+    cost per 1,000 steps (those without an offer after), then those that do not fit."""
+    devices = [current, *(device for device in candidates if device.key != current.key)]
+    projections = []
+    for device in devices:
+        is_current = device.key == current.key
+        reason = "" if is_current else _does_not_fit(job, device, current, headroom_fraction)
+        if reason:
+            projections.append(Projection(device, False, False, reason, None))
+            continue
+        step_s, notes = _step_s(job, current, device, is_current)
+        offers = _costs(job, step_s, offers_by_device.get(device.key, ())) if step_s else []
+        projections.append(Projection(device, is_current, True, "", step_s, offers, notes))
+    return sorted(projections, key=_rank_key)
+
+
+def _rank_key(projection: Projection) -> tuple[int, float]:
+    best = projection.best_offer
+    if not projection.fits or projection.step_s is None:
+        return (2, 0.0)
+    return (0, best.usd_per_1000_steps.expected) if best else (1, 0.0)
+
+
+def _does_not_fit(
+    job: ObservedJob, device: DeviceSpec, current: DeviceSpec, headroom_fraction: float
+) -> str:
+    if job.peak_memory_bytes is None:
+        if device.memory_gib < current.memory_gib:
+            return (
+                f"peak memory was not measured, and {device.name} has less memory "
+                f"({device.memory_gib:g} GiB) than the {current.name} it ran on"
+            )
+        return ""
+    needed_bytes = job.peak_memory_bytes * (1 + headroom_fraction)
+    if needed_bytes > device.usable_memory_bytes:
+        return (
+            f"needs {needed_bytes / _GIB:.1f} GiB (peak {job.peak_memory_bytes / _GIB:.1f} GiB + "
+            f"{100 * headroom_fraction:.0f} % headroom); {device.name} offers "
+            f"{device.usable_memory_bytes / _GIB:.1f} GiB usable"
+        )
+    return ""
+
+
+def _step_s(
+    job: ObservedJob, current: DeviceSpec, device: DeviceSpec, is_current: bool
+) -> tuple[Range | None, list[str]]:
+    unchanged_s = job.host_idle_s
+    if is_current:
+        return Range(job.step_s, job.step_s, job.step_s), []
+    notes = []
+    precision = job.precision
+    if precision == "unknown":
+        precision = ASSUMED_PRECISION
+        notes.append(f"kernel names do not reveal the precision: assumes {precision}")
+    here, _ = current.dense_tflops(precision)
+    there, how = device.dense_tflops(precision)
+    if how:
+        notes.append(how)
+    if not here or not there:
+        missing = current.name if not here else device.name
+        return None, [*notes, f"the catalogue has no {precision} TFLOPS for {missing}"]
+    compute_ratio = here / there
+    memory_ratio = current.bandwidth_gb_s / device.bandwidth_gb_s
+    link_ratio = current.link_gb_s(job.gpu_count) / device.link_gb_s(job.gpu_count)
+    scaled_s = (
+        job.compute_s * compute_ratio
+        + job.memory_s * memory_ratio
+        + job.communication_s * link_ratio
+        + job.unattributed_s * max(compute_ratio, memory_ratio)
+    )
+    return (
+        Range(
+            unchanged_s + scaled_s * (1 - UNCERTAINTY),
+            unchanged_s + scaled_s,
+            unchanged_s + scaled_s * (1 + UNCERTAINTY),
+        ),
+        notes,
+    )
+
+
+def _costs(job: ObservedJob, step_s: Range, offers: Sequence[Offer]) -> list[OfferCost]:
+    costs = [
+        OfferCost(
+            offer,
+            step_s.scaled(offer.usd_per_gpu_hour * job.gpu_count * _STEPS / _SECONDS_PER_HOUR),
+        )
+        for offer in offers
+        if offer.gpu_count > 0
+    ]
+    return sorted(costs, key=lambda cost: cost.usd_per_1000_steps.expected)
