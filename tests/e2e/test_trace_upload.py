@@ -1,6 +1,8 @@
 """A person uploads a trace, watches the job's progress, and reads the report."""
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -67,3 +69,26 @@ def test_upload_an_nvidia_smi_log_and_read_the_recommendation(page: Page, site: 
     expect(recommendation).to_contain_text("idle")
     expect(page.locator("svg.series").first).to_be_visible()
     expect(page.locator("#candidates tbody tr").first).to_be_visible()
+
+
+@needs_real_services
+def test_upload_a_repository_read_the_scorecard_and_download_sarif(page: Page, site: str, tmp_path):
+    from tests.jobs.test_code_scan_jobs import repo_archive
+
+    archive = tmp_path / "repo.tar.gz"
+    archive.write_bytes(repo_archive())
+    sign_in(page, site)
+    page.goto(f"{site}/jobs/new/code/")
+    page.get_by_label(re.compile("Drop the archive or files here")).set_input_files(str(archive))
+    page.get_by_role("button", name="Upload and scan").click()
+    expect(page.locator("#scorecard")).to_be_visible(timeout=60_000)
+    expect(page.locator("#scorecard tbody tr")).to_have_count(4)
+    expect(page.locator("#verdicts")).to_contain_text("AMD ROCm")
+    page.get_by_label("Severity").select_option("rewrite-risk")
+    page.get_by_role("button", name="Filter").click()
+    for row in page.locator("#findings tbody tr").all_inner_texts():
+        assert "rewrite-risk" in row
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download SARIF 2.1.0").click()
+    sarif = json.loads(Path(download.value.path()).read_text())
+    assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"]

@@ -1,0 +1,66 @@
+"""Handlers that read the same in every language: a rule emitted as is, evidence of a portable
+form, and the file-level heuristics (PREC005, COMM006, MEM004)."""
+
+import re
+from collections.abc import Callable
+
+from jobs.domain.codescan import patterns
+from jobs.domain.codescan.detect import Hit
+
+
+def emit_rule(rule_id: str) -> Callable[[Hit], None]:
+    """A handler for patterns that are the rule: every hit is a finding."""
+
+    def handle(hit: Hit) -> None:
+        hit.emit(rule_id)
+
+    return handle
+
+
+def evidence(question: str) -> Callable[[Hit], None]:
+    """A handler recording a portable form for the scorecard question of `question`."""
+
+    def handle(hit: Hit) -> None:
+        hit.note(question, re.sub(rb"\s+", b"", hit.text).decode("utf-8", "replace"))
+
+    return handle
+
+
+def peak_throughput(hit: Hit) -> None:
+    """MEM002, unless the digits end a longer number (1312e12, 0.156e12)."""
+    before = hit.scanner.data[hit.start - 1 : hit.start] if hit.start else b""
+    if not (before.isalnum() or before in (b"_", b".")):
+        hit.emit("MEM002")
+
+
+def tolerance(hit: Hit) -> None:
+    """PREC005: a tolerance or loss scale within a few lines of tf32/TF32/A100 (comments
+    included: that is where calibration is written down)."""
+    window = hit.scanner.source.lines_around(hit.start, patterns.TOLERANCE_RADIUS_LINES)
+    if patterns.TF32_NEARBY.search(window):
+        hit.emit("PREC005")
+
+
+_EIGHT_PER_NODE = re.compile(rb"GPUS_PER_NODE\s*=\s*8\b|nproc[-_]per[-_]node[=\s]+8\b")
+_TOPOLOGY_QUERY = re.compile(
+    rb"device_count|LOCAL_WORLD_SIZE|local_world_size|nvidia-smi\s+topo|get_topology|topology"
+)
+
+
+def eight_gpu_island(hit: Hit) -> None:
+    """COMM006 (shared with shell scripts): TP 8 in a file that fixes 8 GPUs per node and
+    never asks for the topology."""
+    data = hit.scanner.data
+    if _EIGHT_PER_NODE.search(data) and not _TOPOLOGY_QUERY.search(data):
+        hit.emit("COMM006")
+
+
+_SKU_CITATION = re.compile(
+    rb"(?i:\b\d+\s*x\s*A100\b|\bA100\b[^\n]{0,24}?\b(?:40|80)\s*GB\b|\b(?:40|80)\s*GB\s+A100\b)"
+)
+
+
+def sku_calibrated_batch(hit: Hit) -> None:
+    """MEM004 (shared with shell and YAML): a batch size in a file that cites one SKU."""
+    if _SKU_CITATION.search(hit.scanner.data):
+        hit.emit("MEM004")

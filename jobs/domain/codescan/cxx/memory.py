@@ -1,0 +1,120 @@
+"""C/C++/CUDA MEM rules (capacities, peaks, on-chip sizes, SKU names, SM counts) and PREC005,
+plus the memory queries the scorecard counts."""
+
+import re
+
+from jobs.domain.codescan import patterns
+from jobs.domain.codescan.common import emit_rule, evidence, peak_throughput, tolerance
+from jobs.domain.codescan.cxx.syntax import enclosing, in_message_call
+from jobs.domain.codescan.detect import IN_STRING, Detector, Hit
+from jobs.domain.codescan.model import RE_TUNE
+from jobs.domain.codescan.syntax import text_of
+
+_CONSTANT_PARTS = frozenset(
+    {"number_literal", "binary_expression", "parenthesized_expression", "cast_expression"}
+    | {"type_descriptor", "primitive_type", "sized_type_specifier"}
+)
+
+
+def _drives_sizes(hit: Hit) -> bool:
+    """The capacity feeds a computation: it meets a variable in arithmetic or a comparison,
+    is passed to a call, or is stored in a name that the file reads again."""
+    node = hit.node
+    while node.parent is not None and node.parent.type in _CONSTANT_PARTS:
+        if node.parent.type == "binary_expression" and patterns.has_identifier(
+            text_of(node.parent)
+        ):
+            return True
+        node = node.parent
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type == "argument_list":
+        return not in_message_call(parent)
+    name = None
+    if parent.type == "init_declarator":
+        name = text_of(parent.child_by_field_name("declarator"))
+    elif parent.type == "preproc_def":
+        name = text_of(parent.child_by_field_name("name"))
+    elif parent.type == "assignment_expression":
+        name = text_of(parent.child_by_field_name("left"))
+    if name and re.fullmatch(rb"\w+", name):
+        return len(re.findall(rb"\b%s\b" % name, hit.scanner.data)) > 1
+    return False
+
+
+def _hbm_capacity(hit: Hit) -> None:
+    if in_message_call(hit.node):
+        return
+    if _drives_sizes(hit):
+        hit.emit("MEM001")
+    else:
+        hit.emit("MEM001", severity=RE_TUNE, context="no size computation reads it")
+
+
+def _sku_name(hit: Hit) -> None:
+    if not in_message_call(hit.node):
+        hit.emit("MEM005")
+
+
+def _sm_count(hit: Hit) -> None:
+    line = hit.scanner.source.line_bytes(hit.scanner.source.row_of(hit.start))
+    launch = enclosing(hit.node, "kernel_call_syntax")
+    if launch is not None or patterns.SM_COUNT_CONTEXT.search(line):
+        hit.emit("MEM006")
+
+
+DETECTORS = [
+    Detector("prec005", patterns.TOLERANCE, tolerance, gpu_only=True, needles=(b"tol", b"_scale")),
+    Detector("mem001", patterns.HBM_BYTES, _hbm_capacity, gpu_only=True, needles=(b"40", b"80")),
+    Detector(
+        "mem001_str",
+        patterns.HBM_STRING,
+        _hbm_capacity,
+        IN_STRING,
+        gpu_only=True,
+        needles=(b"40", b"80"),
+    ),
+    Detector(
+        "mem002",
+        patterns.PEAK_THROUGHPUT,
+        peak_throughput,
+        gpu_only=True,
+        needles=patterns.PEAK_THROUGHPUT_NEEDLES,
+    ),
+    Detector(
+        "mem003",
+        patterns.ON_CHIP_BYTES + rb"|\bcudaFuncAttributeMaxDynamicSharedMemorySize\s*,\s*\(?\s*\d",
+        emit_rule("MEM003"),
+        gpu_only=True,
+        needles=(b"1024", b"MaxDynamicSharedMemorySize"),
+    ),
+    Detector(
+        "mem005",
+        patterns.SKU_NAME,
+        _sku_name,
+        IN_STRING,
+        gpu_only=True,
+        needles=patterns.SKU_NAME_NEEDLES,
+    ),
+    Detector(
+        "mem006", patterns.SM_COUNT, _sm_count, gpu_only=True, needles=patterns.SM_COUNT_NEEDLES
+    ),
+    Detector(
+        "ev_memory",
+        rb"\b(?:cudaMemGetInfo|hipMemGetInfo|cudaGetDeviceProperties|hipGetDeviceProperties|"
+        rb"cudaDeviceGetAttribute|hipDeviceGetAttribute|multiProcessorCount|"
+        rb"sharedMemPerBlockOptin|l2CacheSize|totalGlobalMem)\b",
+        evidence("MEM"),
+        gpu_only=True,
+        needles=(
+            b"MemGetInfo",
+            b"GetDeviceProperties",
+            b"DeviceGetAttribute",
+            b"multiProcessorCount",
+            b"sharedMemPerBlockOptin",
+            b"l2CacheSize",
+            b"totalGlobalMem",
+        ),
+    ),
+]

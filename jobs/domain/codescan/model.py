@@ -1,0 +1,58 @@
+"""What a scan hands back: findings, skipped paths, the scorecard and a verdict per target.
+
+Every type here is a dataclass of plain values, so `dataclasses.asdict(report)` is JSON.
+"""
+
+from dataclasses import dataclass, field
+
+REWRITE_RISK = "rewrite-risk"
+RE_TUNE = "re-tune"
+INFO = "info"
+SEVERITIES = (REWRITE_RISK, RE_TUNE, INFO)
+# Higher wins when two findings of one rule land on one line.
+SEVERITY_RANK = {INFO: 0, RE_TUNE: 1, REWRITE_RISK: 2}
+
+CATEGORIES = ("TC", "PREC", "COMM", "MEM", "WARP", "ASM", "ARCH", "DEV", "DEP", "TOOL")
+
+TARGET_AMD = "AMD ROCm"
+TARGET_INTEL = "Intel oneAPI"
+TARGET_SMALLER_NVIDIA = "NVIDIA part with less memory"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One locked assumption (or portable-intent API) at one place in the scanned code."""
+
+    rule_id: str
+    category: str
+    severity: str
+    file: str  # relative to the scanned root, posix separators
+    line: int  # 1-based
+    column: int  # 1-based, in characters
+    code: str  # the source line, stripped, at most 300 characters
+    reason: str
+    alternative: str
+    context: str = ""  # why the severity differs from the rule's default, when it does
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A path the scan did not read, or read and left out of the verdicts, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class ScanReport:
+    findings: list[Finding]
+    # Four entries in the catalogue's order: {question, answer, evidence}.
+    scorecard: list[dict]
+    # Target name -> {verdict: "re-tune" | "rewrite", deciding: ["RULE file:line", ...]}.
+    verdicts: dict[str, dict]
+    # {"severity": {severity: n}, "category": {category: n}}, every key present.
+    counts: dict[str, dict[str, int]]
+    skipped: list[Skipped] = field(default_factory=list)
+    files_scanned: int = 0
+    bytes_scanned: int = 0
+    languages: dict[str, int] = field(default_factory=dict)  # language -> files scanned

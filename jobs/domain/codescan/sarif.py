@@ -1,0 +1,113 @@
+"""A ScanReport as SARIF 2.1.0, for code-scanning UIs and CI gates.
+
+Severities map to SARIF levels: rewrite-risk -> error, re-tune -> warning, info -> note. Every
+catalogue rule is listed in the driver (so a rule with no finding still documents itself);
+skipped paths become tool execution notifications; the scorecard and verdicts ride in the
+run's property bag.
+"""
+
+from dataclasses import asdict
+from urllib.parse import quote
+
+from jobs.domain.codescan.catalogue import RULES, Rule
+from jobs.domain.codescan.model import INFO, RE_TUNE, REWRITE_RISK, Finding, ScanReport
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA_URI = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+TOOL_NAME = "GPU Advisor code scanner"
+SOURCE_ROOT = "SRCROOT"
+LEVELS = {REWRITE_RISK: "error", RE_TUNE: "warning", INFO: "note"}
+_NO_ALTERNATIVE = "—"
+
+
+def to_sarif(report: ScanReport, *, tool_version: str) -> dict:
+    rule_index = {rule_id: index for index, rule_id in enumerate(RULES)}
+    return {
+        "$schema": SARIF_SCHEMA_URI,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": TOOL_NAME,
+                        "version": tool_version,
+                        "rules": [_rule(rule) for rule in RULES.values()],
+                    }
+                },
+                "originalUriBaseIds": {
+                    SOURCE_ROOT: {"description": {"text": "The root of the scanned upload."}}
+                },
+                "invocations": [
+                    {
+                        "executionSuccessful": True,
+                        "toolExecutionNotifications": [
+                            {
+                                "level": "note",
+                                "message": {"text": f"{item.path}: not scanned ({item.reason})"},
+                                "locations": [_location(item.path)] if item.path else [],
+                            }
+                            for item in report.skipped
+                        ],
+                    }
+                ],
+                "results": [_result(f, rule_index[f.rule_id]) for f in report.findings],
+                "properties": {
+                    "scorecard": report.scorecard,
+                    "verdicts": report.verdicts,
+                    "counts": report.counts,
+                    "filesScanned": report.files_scanned,
+                    "bytesScanned": report.bytes_scanned,
+                    "languages": report.languages,
+                },
+            }
+        ],
+    }
+
+
+def _rule(rule: Rule) -> dict:
+    help_text = (
+        "No change needed: a portable-intent API."
+        if rule.alternative == _NO_ALTERNATIVE
+        else f"Portable alternative: {rule.alternative}"
+    )
+    return {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.why},
+        "help": {"text": help_text},
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"category": rule.category, "severity": rule.severity},
+    }
+
+
+def _location(path: str, finding: Finding | None = None) -> dict:
+    physical: dict = {"artifactLocation": {"uri": quote(path), "uriBaseId": SOURCE_ROOT}}
+    if finding is not None:
+        physical["region"] = {
+            "startLine": finding.line,
+            "startColumn": finding.column,
+            "snippet": {"text": finding.code},
+        }
+    return {"physicalLocation": physical}
+
+
+def _result(finding: Finding, rule_index: int) -> dict:
+    message = finding.reason
+    if finding.alternative != _NO_ALTERNATIVE:
+        message += f" Portable alternative: {finding.alternative}."
+    if finding.context:
+        message += f" ({finding.context})"
+    properties = {k: v for k, v in asdict(finding).items() if k in ("severity", "category")}
+    if finding.context:
+        properties["context"] = finding.context
+    return {
+        "ruleId": finding.rule_id,
+        "ruleIndex": rule_index,
+        "level": LEVELS[finding.severity],
+        "message": {"text": message},
+        "locations": [_location(finding.file, finding)],
+        "properties": properties,
+    }
