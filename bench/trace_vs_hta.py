@@ -55,6 +55,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from machine import cpu_model, git_revision
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "bench" / "results"
 PYTHON = ROOT / ".venv" / "bin" / "python"
@@ -108,39 +110,6 @@ with open(sys.argv[2], "w") as out:
 
 # --------------------------------------------------------------------------------------------
 # Machine
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def git_revision() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return head + ("+uncommitted changes" if dirty else "")
 
 
 def machine_info() -> dict:
