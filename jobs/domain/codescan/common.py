@@ -1,11 +1,14 @@
 """Handlers that read the same in every language: a rule emitted as is, evidence of a portable
-form, and the file-level heuristics (PREC005, COMM006, MEM004)."""
+form, capacity and peak-throughput constants (MEM001, MEM002), and the file-level heuristics
+(PREC005, COMM006, MEM004)."""
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from jobs.domain.codescan import patterns
-from jobs.domain.codescan.detect import Hit
+from jobs.domain.codescan.detect import IN_STRING, Detector, Hit
+from jobs.domain.codescan.model import RE_TUNE
 
 
 def emit_rule(rule_id: str) -> Callable[[Hit], None]:
@@ -31,6 +34,41 @@ def peak_throughput(hit: Hit) -> None:
     before = hit.scanner.data[hit.start - 1 : hit.start] if hit.start else b""
     if not (before.isalnum() or before in (b"_", b".")):
         hit.emit("MEM002")
+
+
+def capacity_detectors(
+    in_message_call: Callable[[Any], bool], drives_sizes: Callable[[Hit], bool]
+) -> list[Detector]:
+    """MEM001 (an HBM capacity, as a number or a string) and MEM002 (a datasheet peak), with
+    the language's own reading of "only printed" and "feeds a size computation"."""
+
+    def hbm_capacity(hit: Hit) -> None:
+        if in_message_call(hit.node):
+            return
+        if drives_sizes(hit):
+            hit.emit("MEM001")
+        else:
+            hit.emit("MEM001", severity=RE_TUNE, context="no size computation reads it")
+
+    needles = (b"40", b"80")
+    return [
+        Detector("mem001", patterns.HBM_BYTES, hbm_capacity, gpu_only=True, needles=needles),
+        Detector(
+            "mem001_str",
+            patterns.HBM_STRING,
+            hbm_capacity,
+            IN_STRING,
+            gpu_only=True,
+            needles=needles,
+        ),
+        Detector(
+            "mem002",
+            patterns.PEAK_THROUGHPUT,
+            peak_throughput,
+            gpu_only=True,
+            needles=patterns.PEAK_THROUGHPUT_NEEDLES,
+        ),
+    ]
 
 
 def tolerance(hit: Hit) -> None:

@@ -4,10 +4,9 @@ plus the memory queries the scorecard counts."""
 import re
 
 from jobs.domain.codescan import patterns
-from jobs.domain.codescan.common import emit_rule, evidence, peak_throughput, tolerance
+from jobs.domain.codescan.common import capacity_detectors, emit_rule, evidence, tolerance
 from jobs.domain.codescan.cxx.syntax import enclosing, in_message_call
 from jobs.domain.codescan.detect import IN_STRING, Detector, Hit
-from jobs.domain.codescan.model import RE_TUNE
 from jobs.domain.codescan.syntax import text_of
 
 _CONSTANT_PARTS = frozenset(
@@ -43,15 +42,6 @@ def _drives_sizes(hit: Hit) -> bool:
     return False
 
 
-def _hbm_capacity(hit: Hit) -> None:
-    if in_message_call(hit.node):
-        return
-    if _drives_sizes(hit):
-        hit.emit("MEM001")
-    else:
-        hit.emit("MEM001", severity=RE_TUNE, context="no size computation reads it")
-
-
 def _sku_name(hit: Hit) -> None:
     if not in_message_call(hit.node):
         hit.emit("MEM005")
@@ -66,22 +56,7 @@ def _sm_count(hit: Hit) -> None:
 
 DETECTORS = [
     Detector("prec005", patterns.TOLERANCE, tolerance, gpu_only=True, needles=(b"tol", b"_scale")),
-    Detector("mem001", patterns.HBM_BYTES, _hbm_capacity, gpu_only=True, needles=(b"40", b"80")),
-    Detector(
-        "mem001_str",
-        patterns.HBM_STRING,
-        _hbm_capacity,
-        IN_STRING,
-        gpu_only=True,
-        needles=(b"40", b"80"),
-    ),
-    Detector(
-        "mem002",
-        patterns.PEAK_THROUGHPUT,
-        peak_throughput,
-        gpu_only=True,
-        needles=patterns.PEAK_THROUGHPUT_NEEDLES,
-    ),
+    *capacity_detectors(in_message_call, _drives_sizes),
     Detector(
         "mem003",
         patterns.ON_CHIP_BYTES + rb"|\bcudaFuncAttributeMaxDynamicSharedMemorySize\s*,\s*\(?\s*\d",

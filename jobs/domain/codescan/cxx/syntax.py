@@ -7,10 +7,9 @@ branch of one without (that branch is AMD code). `#if 0` blocks are dead code, n
 """
 
 import re
-from typing import Any
 
-from jobs.domain.codescan.detect import CODE, COMMENT, STRING, FileScanner, Hit
-from jobs.domain.codescan.syntax import Node, ancestors, parse, text_of
+from jobs.domain.codescan.detect import CODE, COMMENT, STRING, Hit
+from jobs.domain.codescan.syntax import Node, TreeScanner, ancestors, text_of
 
 _PLATFORM_MACRO = re.compile(
     rb"\b(?:__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|USE_ROCM|__HIPCC__|__HIP__|"
@@ -26,21 +25,8 @@ _MESSAGE_CALL = re.compile(
 _KERNEL_QUALIFIER = re.compile(rb"\b(?:__global__|__device__)\b")
 
 
-class CxxScanner(FileScanner):
+class CxxScanner(TreeScanner):
     """A C/C++ file, parsed with the CUDA grammar (kind CUDA) or the C++ one."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self._root: Node | None = None
-
-    @property
-    def root(self) -> Node:
-        if self._root is None:
-            self._root = parse(self.kind, self.data)
-        return self._root
-
-    def node_for(self, start: int, end: int) -> Node:
-        return self.root.descendant_for_byte_range(start, end)
 
     def position(self, offset: int) -> str:
         leaf = self.root.descendant_for_byte_range(offset, offset + 1)

@@ -4,9 +4,13 @@ Triton launch tiles (TC005), plus the memory queries and library GEMMs the score
 import re
 
 from jobs.domain.codescan import patterns
-from jobs.domain.codescan.common import emit_rule, evidence, peak_throughput, sku_calibrated_batch
+from jobs.domain.codescan.common import (
+    capacity_detectors,
+    emit_rule,
+    evidence,
+    sku_calibrated_batch,
+)
 from jobs.domain.codescan.detect import IN_STRING, Detector, Hit
-from jobs.domain.codescan.model import RE_TUNE
 from jobs.domain.codescan.python.syntax import assigned_name, enclosing, in_message_call
 from jobs.domain.codescan.syntax import text_of
 
@@ -38,15 +42,6 @@ def _drives_sizes(hit: Hit) -> bool:
     return False
 
 
-def _hbm_capacity(hit: Hit) -> None:
-    if in_message_call(hit.node):
-        return
-    if _drives_sizes(hit):
-        hit.emit("MEM001")
-    else:
-        hit.emit("MEM001", severity=RE_TUNE, context="no size computation reads it")
-
-
 def _sku_name(hit: Hit) -> None:
     keyword = enclosing(hit.node, "keyword_argument")
     if keyword is not None and text_of(keyword.child_by_field_name("name")) == b"dtype":
@@ -71,22 +66,7 @@ def _triton_launch_tile(hit: Hit) -> None:
 
 
 DETECTORS = [
-    Detector("mem001", patterns.HBM_BYTES, _hbm_capacity, gpu_only=True, needles=(b"40", b"80")),
-    Detector(
-        "mem001_str",
-        patterns.HBM_STRING,
-        _hbm_capacity,
-        IN_STRING,
-        gpu_only=True,
-        needles=(b"40", b"80"),
-    ),
-    Detector(
-        "mem002",
-        patterns.PEAK_THROUGHPUT,
-        peak_throughput,
-        gpu_only=True,
-        needles=patterns.PEAK_THROUGHPUT_NEEDLES,
-    ),
+    *capacity_detectors(in_message_call, _drives_sizes),
     Detector(
         "mem003", patterns.ON_CHIP_BYTES, emit_rule("MEM003"), gpu_only=True, needles=(b"1024",)
     ),

@@ -8,10 +8,9 @@ without.
 """
 
 import re
-from typing import Any
 
-from jobs.domain.codescan.detect import CODE, COMMENT, DOCSTRING, STRING, FileScanner, Hit
-from jobs.domain.codescan.syntax import Node, ancestors, parse, text_of
+from jobs.domain.codescan.detect import CODE, COMMENT, DOCSTRING, STRING, Hit
+from jobs.domain.codescan.syntax import Node, TreeScanner, ancestors, text_of
 
 _PLATFORM_CHECK = re.compile(
     rb"\btorch\.version\.hip\b|\bis_hip\w*|\bis_rocm\w*|\bIS_ROCM\b|\bIS_HIP\w*|\bUSE_ROCM\b|"
@@ -28,19 +27,8 @@ _CONFIG_SOURCE = re.compile(
 )
 
 
-class PythonScanner(FileScanner):
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self._root: Node | None = None
-
-    @property
-    def root(self) -> Node:
-        if self._root is None:
-            self._root = parse(self.kind, self.data)
-        return self._root
-
-    def node_for(self, start: int, end: int) -> Node:
-        return self.root.descendant_for_byte_range(start, end)
+class PythonScanner(TreeScanner):
+    """A Python file."""
 
     def position(self, offset: int) -> str:
         for current in ancestors(self.root.descendant_for_byte_range(offset, offset + 1)):
