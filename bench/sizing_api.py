@@ -47,7 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
-from machine import cpu_model, git_revision
+from machine import cpu_model, git_revision, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -611,14 +611,8 @@ def main() -> None:
             results["engine"] = engine_benchmark(env, args)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    results["machine"]["load_average_at_end"] = [round(value, 2) for value in os.getloadavg()]
 
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
-    table = markdown(results)
-    args.output.with_suffix(".md").write_text(table)
-    print(table)
-    print(f"Results written to {args.output} and {args.output.with_suffix('.md')}")
+    write_results(args.output, results, markdown)
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from machine import cpu_model, git_revision
+from machine import cpu_model, git_revision, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -772,18 +772,12 @@ def main() -> None:
     )
     rows = [row for entry in entries for row in entry["idle_by_rank"]]
     goals["idle_agrees"] = bool(rows) and all(row.get("agrees", False) for row in rows)
-    results["machine"]["load_average_at_end"] = [round(value, 2) for value in os.getloadavg()]
     # A child's ru_maxrss starts from its parent's RSS at spawn; this one's is kept small.
     results["machine"]["bench_process_peak_rss_mib"] = round(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
     )
 
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
-    table = markdown(results)
-    args.output.with_suffix(".md").write_text(table)
-    print(table)
-    print(f"Results written to {args.output} and {args.output.with_suffix('.md')}")
+    write_results(args.output, results, markdown)
 
 
 if __name__ == "__main__":
