@@ -28,6 +28,7 @@ time x 1000 / 3600.
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from advisor.domain.sizing.speed import Range
 from jobs.domain.rightsizing.devices import DeviceSpec, Offer
 from jobs.domain.rightsizing.observed import ASSUMED_PRECISION, ObservedJob
 
@@ -35,16 +36,6 @@ UNCERTAINTY = 0.15
 _SECONDS_PER_HOUR = 3600
 _STEPS = 1000
 _GIB = 2**30
-
-
-@dataclass(frozen=True)
-class Range:
-    low: float
-    expected: float
-    high: float
-
-    def scaled(self, factor: float) -> "Range":
-        return Range(self.low * factor, self.expected * factor, self.high * factor)
 
 
 @dataclass(frozen=True)
