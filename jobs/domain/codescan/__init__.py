@@ -2,11 +2,11 @@
 
 Plain Python: the worker runs `scan_archive` in a child process with a memory limit. Uploads
 are read member by member in memory and never extracted; everything is size-capped
-(ScanLimits). The rule catalogue is `catalogue.RULES`; `to_sarif` renders a report as SARIF
-2.1.0.
+(ScanLimits). The rules are advisor.domain.portability.rules.RULES; `to_sarif` renders a
+report as SARIF 2.1.0.
 """
 
-from jobs.domain.codescan.catalogue import RULES, Rule
+from advisor.domain.portability.rules import RULES, Rule
 from jobs.domain.codescan.errors import ScanError
 from jobs.domain.codescan.limits import ScanLimits
 from jobs.domain.codescan.model import Finding, ScanReport, Skipped

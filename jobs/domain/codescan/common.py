@@ -6,9 +6,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from advisor.domain.portability.rules import RE_TUNE
 from jobs.domain.codescan import patterns
 from jobs.domain.codescan.detect import IN_STRING, Detector, Hit
-from jobs.domain.codescan.model import RE_TUNE
 
 
 def emit_rule(rule_id: str) -> Callable[[Hit], None]:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from advisor.domain.portability.rules import RULES
 from jobs.domain.codescan import patterns
 from jobs.domain.codescan.candidates import Candidate, Evidence, FileScan, RepoFacts
-from jobs.domain.codescan.catalogue import RULES
 from jobs.domain.codescan.kinds import Kind
 from jobs.domain.codescan.text import SourceText
 

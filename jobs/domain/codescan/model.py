@@ -5,10 +5,8 @@ Every type here is a dataclass of plain values, so `dataclasses.asdict(report)` 
 
 from dataclasses import dataclass, field
 
-REWRITE_RISK = "rewrite-risk"
-RE_TUNE = "re-tune"
-INFO = "info"
-SEVERITIES = (REWRITE_RISK, RE_TUNE, INFO)
+from advisor.domain.portability.rules import INFO, RE_TUNE, REWRITE_RISK
+
 # Higher wins when two findings of one rule land on one line.
 SEVERITY_RANK = {INFO: 0, RE_TUNE: 1, REWRITE_RISK: 2}
 

@@ -8,6 +8,7 @@ layers turn rewrite-risk into re-tune, and one rule reports one line once (the m
 
 from dataclasses import dataclass
 
+from advisor.domain.portability.rules import RE_TUNE, REWRITE_RISK, RULES
 from jobs.domain.codescan.candidates import (
     IF_FULL_MASK_NAME,
     PTX_UPGRADES,
@@ -17,8 +18,7 @@ from jobs.domain.codescan.candidates import (
     FileScan,
     RepoFacts,
 )
-from jobs.domain.codescan.catalogue import RULES
-from jobs.domain.codescan.model import RE_TUNE, REWRITE_RISK, SEVERITY_RANK, Finding
+from jobs.domain.codescan.model import SEVERITY_RANK, Finding
 
 
 @dataclass(frozen=True, slots=True)

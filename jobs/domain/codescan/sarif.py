@@ -9,8 +9,8 @@ run's property bag.
 from dataclasses import asdict
 from urllib.parse import quote
 
-from jobs.domain.codescan.catalogue import RULES, Rule
-from jobs.domain.codescan.model import INFO, RE_TUNE, REWRITE_RISK, Finding, ScanReport
+from advisor.domain.portability.rules import INFO, RE_TUNE, REWRITE_RISK, RULES, Rule
+from jobs.domain.codescan.model import Finding, ScanReport
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = (

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from advisor.domain.portability.rules import SEVERITIES
 from jobs.domain.codescan.archives import DamagedMember, read_archive
 from jobs.domain.codescan.candidates import Evidence, FileScan, RepoFacts
 from jobs.domain.codescan.disk import read_tree
@@ -23,7 +24,7 @@ from jobs.domain.codescan.kinds import (
 )
 from jobs.domain.codescan.limits import ScanLimits
 from jobs.domain.codescan.members import Budget, Member, format_bytes
-from jobs.domain.codescan.model import CATEGORIES, SEVERITIES, Finding, ScanReport, Skipped
+from jobs.domain.codescan.model import CATEGORIES, Finding, ScanReport, Skipped
 from jobs.domain.codescan.resolve import resolve
 from jobs.domain.codescan.scorecard import build_scorecard, build_verdicts
 from jobs.domain.codescan.text import binary_reason

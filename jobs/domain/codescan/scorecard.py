@@ -43,15 +43,9 @@ decide a rewrite for AMD.
 from collections.abc import Callable, Sequence
 from itertools import islice
 
+from advisor.domain.portability.rules import INFO, RE_TUNE, REWRITE_RISK
 from jobs.domain.codescan.candidates import CUDNN, NCCL_DIRECT, TENSORRT, Evidence
-from jobs.domain.codescan.model import (
-    INFO,
-    RE_TUNE,
-    REWRITE_RISK,
-    TARGET_AMD,
-    TARGET_INTEL,
-    TARGET_SMALLER_NVIDIA,
-)
+from jobs.domain.codescan.model import TARGET_AMD, TARGET_INTEL, TARGET_SMALLER_NVIDIA
 from jobs.domain.codescan.resolve import Resolved
 
 MAX_DECIDING = 25

@@ -4,12 +4,12 @@ counts."""
 
 import re
 
+from advisor.domain.portability.rules import RE_TUNE, REWRITE_RISK
 from jobs.domain.codescan import patterns
 from jobs.domain.codescan.common import emit_rule, evidence
 from jobs.domain.codescan.cxx.syntax import in_kernel_body, runtime_selected
 from jobs.domain.codescan.detect import Detector, Hit
 from jobs.domain.codescan.kinds import Kind
-from jobs.domain.codescan.model import RE_TUNE, REWRITE_RISK
 from jobs.domain.codescan.syntax import Node, ancestors, text_of
 
 KERNEL_BODY = "inside a kernel body"

@@ -5,12 +5,12 @@
 import re
 from collections.abc import Callable
 
+from advisor.domain.portability.rules import RE_TUNE, REWRITE_RISK
 from jobs.domain.codescan import patterns
 from jobs.domain.codescan.candidates import CUDNN, TENSORRT, UNLESS_OWN_FUNCTION
 from jobs.domain.codescan.common import emit_rule
 from jobs.domain.codescan.cxx.syntax import enclosing, in_message_call
 from jobs.domain.codescan.detect import Detector, Hit
-from jobs.domain.codescan.model import RE_TUNE, REWRITE_RISK
 from jobs.domain.codescan.syntax import Node, ancestors, text_of
 
 _BUILD_SWITCH = re.compile(

@@ -3,10 +3,10 @@ NCCL bindings, the 8-GPU island; plus the portable collectives the scorecard cou
 
 import re
 
+from advisor.domain.portability.rules import RE_TUNE
 from jobs.domain.codescan.candidates import NCCL_DIRECT
 from jobs.domain.codescan.common import eight_gpu_island, evidence
 from jobs.domain.codescan.detect import IN_CODE_OR_STRING, IN_STRING, Detector, Hit
-from jobs.domain.codescan.model import RE_TUNE
 from jobs.domain.codescan.python.precision import vendor_version_gate
 from jobs.domain.codescan.python.syntax import (
     TRANSPARENT,

@@ -3,10 +3,10 @@ bf16/TF32), plus the portable precision forms the scorecard counts."""
 
 import re
 
+from advisor.domain.portability.rules import INFO
 from jobs.domain.codescan import patterns
 from jobs.domain.codescan.common import emit_rule, evidence, tolerance
 from jobs.domain.codescan.detect import Detector, Hit
-from jobs.domain.codescan.model import INFO
 from jobs.domain.codescan.python.syntax import climb, enclosing, in_message_call, knob_assignment
 from jobs.domain.codescan.syntax import Node, text_of
 

@@ -4,11 +4,11 @@ package excepted), wheel pins in setup.py, build targets, CUDAExtension, nvidia-
 import re
 from pathlib import PurePosixPath
 
+from advisor.domain.portability.rules import RE_TUNE
 from jobs.domain.codescan import patterns
 from jobs.domain.codescan.candidates import PTX_UPGRADES, TENSORRT, UNLESS_OWN_PACKAGE
 from jobs.domain.codescan.common import emit_rule
 from jobs.domain.codescan.detect import IN_CODE_OR_STRING, IN_STRING, Detector, Hit
-from jobs.domain.codescan.model import RE_TUNE
 from jobs.domain.codescan.python.syntax import (
     enclosing,
     in_message_call,

@@ -1,5 +1,6 @@
-"""The rule catalogue of /shared/portability_rules.md: ids, default severities, Why and the
-portable alternative, as written there. Rule ids are the contract with reports and SARIF.
+"""The rule catalogue of shared/portability_rules.md: ids, default severities, Why and the
+portable alternative, as written there. Rule ids are the contract with reports and SARIF;
+the code scanner (jobs/domain/codescan) applies the rules.
 
 A rule whose severity depends on context ("rewrite if compile-time, re-tune if runtime") has
 the first form as its default; findings that land on the other one say why in `context`.
@@ -7,7 +8,10 @@ the first form as its default; findings that land on the other one say why in `c
 
 from dataclasses import dataclass
 
-from jobs.domain.codescan.model import INFO, RE_TUNE, REWRITE_RISK
+REWRITE_RISK = "rewrite-risk"
+RE_TUNE = "re-tune"
+INFO = "info"
+SEVERITIES = (REWRITE_RISK, RE_TUNE, INFO)
 
 
 @dataclass(frozen=True)
