@@ -13,8 +13,11 @@ survives parsing:
 
 import math
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 # HTA drops rows without `dur` or `cat` (flows, instants, metadata), the whole-trace "Trace"
 # span, and python_function events (its default skip list).
@@ -24,17 +27,50 @@ _SYNC_NAMES = frozenset({"Event Sync", "Context Sync"})
 _MEMORY_EVENT = "[memory]"
 _CPU_DEVICE_TYPE = 0  # c10::DeviceType::CPU; [memory] events on it are host allocations
 
-ARG_KEYS = frozenset(
-    {
-        "stream",
-        "correlation",
-        "device",
-        "bytes",
-        "Total Allocated",
-        "Total Reserved",
-        "Device Type",
-    }
-)
+# What a JSON trace event may hold in the fields we read. Anything else (a nested name, a list
+# for args) makes the bulk decoder refuse the run of events, and the walker reads them instead.
+Scalar = str | int | float | bool | None
+
+
+class EventArgs(msgspec.Struct, gc=False):
+    """The `args` keys the metrics need; every other key is skipped unread."""
+
+    stream: Scalar = None
+    correlation: Scalar = None
+    device: Scalar = None
+    bytes: Scalar = None
+    total_allocated: Scalar = msgspec.field(default=None, name="Total Allocated")
+    total_reserved: Scalar = msgspec.field(default=None, name="Total Reserved")
+    device_type: Scalar = msgspec.field(default=None, name="Device Type")
+
+
+class TraceEvent(msgspec.Struct, gc=False):
+    """One Chrome-trace event, reduced to the fields the metrics need."""
+
+    name: Scalar = None
+    cat: Scalar = None
+    ts: Scalar = None
+    dur: Scalar = None
+    pid: Scalar = None
+    args: EventArgs | None = None
+
+
+# (attribute, JSON name) of each field, for events the token walker builds.
+_EVENT_FIELDS = [
+    (f.name, f.encode_name) for f in msgspec.structs.fields(TraceEvent) if f.name != "args"
+]
+_ARG_FIELDS = [(f.name, f.encode_name) for f in msgspec.structs.fields(EventArgs)]
+ARG_KEYS = frozenset(json_name for _, json_name in _ARG_FIELDS)
+
+
+def event_from_scalars(event: dict[str, Any], args: dict[str, Any] | None) -> TraceEvent:
+    """A TraceEvent from an event's top-level scalars and its args' scalars (JSON names)."""
+    return TraceEvent(
+        **{attribute: event.get(json_name) for attribute, json_name in _EVENT_FIELDS},
+        args=None
+        if args is None
+        else EventArgs(**{attribute: args.get(json_name) for attribute, json_name in _ARG_FIELDS}),
+    )
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -94,60 +130,67 @@ class EventCollector:
     time_base_us: float | None = None
     _name_ids: dict[str, int] = field(default_factory=dict)
 
-    def add(self, event: dict[str, Any], args: dict[str, Any] | None) -> None:
-        """Take one trace event (its top-level scalars) and its args (only ARG_KEYS)."""
-        self.event_count += 1
-        name = event.get("name")
-        if name == _MEMORY_EVENT:
-            if args:
-                self._add_memory(args)
-            return
-        dur = event.get("dur")
-        category = event.get("cat")
-        if dur is None or category is None or category in _SKIPPED_CATEGORIES:
-            return
-        ts = event.get("ts")
-        if type(ts) is float or type(dur) is float:
-            self.float_timestamps = True
-        try:
-            ts = float(ts)  # type: ignore[arg-type]
-            dur = float(dur)
-        except (TypeError, ValueError):
-            self.unreadable_count += 1
-            return
-        if not (math.isfinite(ts) and math.isfinite(dur)):
-            self.unreadable_count += 1
-            return
-        if self.time_base_us is None:
-            self.time_base_us = ts
-        ts -= self.time_base_us
-        if type(name) is not str:
-            name = "" if name is None else str(name)
-        stream = correlation = -1
-        if args:
-            if (raw_stream := args.get("stream")) is not None:
-                stream = _as_int(raw_stream)
-            if (raw_correlation := args.get("correlation")) is not None:
-                correlation = _as_int(raw_correlation)
-        launched = (stream >= 0 and correlation >= 0) or name in _SYNC_NAMES
-        if "ProfilerStep" in name:
-            self.step_names.add(name)
-            if not launched and ts > self.last_step_start_us:
-                self.last_step_start_us = ts
-        if stream != -1:
-            self._add_gpu(event, args, name, ts, dur, stream, correlation, launched)
-        if not launched:
-            if correlation == -1:
-                if ts < self.uncorrelated_cpu_min_ts_us:
-                    self.uncorrelated_cpu_min_ts_us = ts
-            else:
-                self.cpu_correlation.append(correlation)
-                self.cpu_ts_us.append(ts)
+    def add_events(self, events: Iterable[TraceEvent]) -> None:
+        """Take trace events in file order. One loop over every event of a trace: the common
+        CPU-side event costs a few attribute reads, so the rare cases live in helpers."""
+        skipped_categories = _SKIPPED_CATEGORIES
+        isfinite = math.isfinite
+        cpu_correlation, cpu_ts_us = self.cpu_correlation, self.cpu_ts_us
+        count = 0
+        for event in events:
+            count += 1
+            name = event.name
+            if name == _MEMORY_EVENT:
+                if event.args is not None:
+                    self._add_memory(event.args)
+                continue
+            dur = event.dur
+            category = event.cat
+            if dur is None or category is None or category in skipped_categories:
+                continue
+            ts = event.ts
+            if type(ts) is float or type(dur) is float:
+                self.float_timestamps = True
+            try:
+                ts = float(ts)  # type: ignore[arg-type]
+                dur = float(dur)
+            except (TypeError, ValueError):
+                self.unreadable_count += 1
+                continue
+            if not (isfinite(ts) and isfinite(dur)):
+                self.unreadable_count += 1
+                continue
+            if self.time_base_us is None:
+                self.time_base_us = ts
+            ts -= self.time_base_us
+            if type(name) is not str:
+                name = "" if name is None else str(name)
+            stream = correlation = -1
+            args = event.args
+            if args is not None:
+                if (raw_stream := args.stream) is not None:
+                    stream = _as_int(raw_stream)
+                if (raw_correlation := args.correlation) is not None:
+                    correlation = _as_int(raw_correlation)
+            launched = (stream >= 0 and correlation >= 0) or name in _SYNC_NAMES
+            if "ProfilerStep" in name:
+                self.step_names.add(name)
+                if not launched and ts > self.last_step_start_us:
+                    self.last_step_start_us = ts
+            if stream != -1:
+                self._add_gpu(event, name, ts, dur, stream, correlation, launched)
+            if not launched:
+                if correlation == -1:
+                    if ts < self.uncorrelated_cpu_min_ts_us:
+                        self.uncorrelated_cpu_min_ts_us = ts
+                else:
+                    cpu_correlation.append(correlation)
+                    cpu_ts_us.append(ts)
+        self.event_count += count
 
     def _add_gpu(
         self,
-        event: dict[str, Any],
-        args: dict[str, Any] | None,
+        event: TraceEvent,
         name: str,
         ts: float,
         dur: float,
@@ -160,11 +203,12 @@ class EventCollector:
         if name_id is None:
             name_id = self._name_ids[name] = len(self.names)
             self.names.append(name)
-        device = args.get("device") if args else None
+        args = event.args
+        device = args.device if args is not None else None
         if type(device) is not int:
             # Kineto puts GPU rows under pid = device index.
-            device = event.get("pid")
-        nbytes = _as_int(args.get("bytes")) if args else -1
+            device = event.pid
+        nbytes = _as_int(args.bytes) if args is not None else -1
         gpu.ts_us.append(ts)
         gpu.dur_us.append(dur)
         gpu.name_id.append(name_id)
@@ -174,15 +218,15 @@ class EventCollector:
         gpu.nbytes.append(max(nbytes, 0))
         gpu.launched.append(1 if launched else 0)
 
-    def _add_memory(self, args: dict[str, Any]) -> None:
-        if args.get("Device Type") == _CPU_DEVICE_TYPE:
+    def _add_memory(self, args: EventArgs) -> None:
+        if args.device_type == _CPU_DEVICE_TYPE:
             return
-        allocated = args.get("Total Allocated")
+        allocated = args.total_allocated
         if type(allocated) is int and (
             self.peak_allocated_bytes is None or allocated > self.peak_allocated_bytes
         ):
             self.peak_allocated_bytes = allocated
-        reserved = args.get("Total Reserved")
+        reserved = args.total_reserved
         if type(reserved) is int and (
             self.peak_reserved_bytes is None or reserved > self.peak_reserved_bytes
         ):

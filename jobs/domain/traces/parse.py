@@ -1,9 +1,12 @@
 """Stream a Kineto (Chrome-trace) JSON document into a ParsedTrace without ever holding it whole.
 
-ijson's C backend turns bytes into (event, value) tokens; this module walks them with a depth
-counter, so hostile nesting is refused at level 65 before anything deep is built, and hands each
-trace event's scalars to an EventCollector. Both layouts Kineto has written are accepted: the
-object `{"traceEvents": [...], "deviceProperties": [...], ...}` and the bare 2020-era event list.
+Two readers share the work. BulkEventReader (bulk.py) decodes the event list's plain events in
+megabyte runs; everything it leaves (the metadata, the last event, any event of an odd shape, or
+the whole document when it is not what a profiler writes) reaches the token walker here: ijson's
+C backend turns bytes into (event, value) tokens, the walker follows them with a depth counter, so
+hostile nesting is refused at level 65 before anything deep is built, and hands each trace event's
+scalars to the same EventCollector. Both layouts Kineto has written are accepted: the object
+`{"traceEvents": [...], "deviceProperties": [...], ...}` and the bare 2020-era event list.
 """
 
 from collections.abc import Iterable
@@ -12,7 +15,8 @@ from typing import Any
 
 import ijson
 
-from jobs.domain.traces.collect import ARG_KEYS, EventCollector
+from jobs.domain.traces.bulk import BulkEventReader
+from jobs.domain.traces.collect import ARG_KEYS, EventCollector, event_from_scalars
 from jobs.domain.traces.errors import TraceError
 from jobs.domain.traces.sources import Readable
 
@@ -58,9 +62,15 @@ def _int_or_none(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
-def parse_trace(reader: Readable, *, label: str) -> ParsedTrace:
-    """Parse one trace's JSON bytes; raise TraceError for anything that is not a Kineto trace."""
+def parse_trace(reader: Readable, *, label: str, bulk: bool = True) -> ParsedTrace:
+    """Parse one trace's JSON bytes; raise TraceError for anything that is not a Kineto trace.
+
+    bulk=False sends every byte through the token walker: the reference the bulk reader's
+    results are tested against, several times slower.
+    """
     walker = _Walker(label)
+    if bulk:
+        reader = BulkEventReader(reader, walker.collector.add_events)
     try:
         walker.walk(ijson.basic_parse(reader, use_float=True, buf_size=_BUFFER_BYTES))
     except ijson.common.JSONError as exc:
@@ -132,7 +142,7 @@ class _Walker:
 
     def walk(self, tokens: Iterable[tuple[str, Any]]) -> None:
         # One flat loop over millions of tokens: locals and plain comparisons on purpose.
-        add_event = self.collector.add
+        add_events = self.collector.add_events
         arg_keys = ARG_KEYS
         depth = 0
         key: str | None = None
@@ -187,7 +197,7 @@ class _Walker:
             elif token == "end_map" or token == "end_array":
                 if event is not None:
                     if depth == item_depth:
-                        add_event(event, args)
+                        add_events((event_from_scalars(event, args),))
                         event = args = None
                     elif depth == item_depth + 1:
                         in_args = False
