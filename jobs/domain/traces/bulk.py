@@ -17,10 +17,12 @@ limit, bytes that are not UTF-8), it is retried event by event: events that deco
 that are valid JSON of an odd shape are left for the walker, in file order, and anything else
 ends the bulk reading: from there on the walker reads every byte and reports what is wrong.
 
-Two differences remain on purpose, both on the lenient side: the walker refuses nesting deeper
-than 64 levels anywhere, while inside a decoded run a field we never read is skipped however deep
-it is, up to msgspec's recursion limit (deeper runs fail and go to the walker); and yajl, under
-the walker, refuses integers beyond 64 bits, which JSON allows and msgspec reads.
+One difference remains on purpose, on the lenient side: inside a decoded run, msgspec checks the
+syntax of the fields we never read but not their nesting depth (up to its recursion limit) nor
+the range of their numbers. So an unread field nested deeper than 64 levels, or holding an
+integer outside int64 or a float past 1.8e308, is skipped there, while the walker refuses the
+file. Fields that are read must be scalars, integers within int64, finite floats, or the run
+goes to the walker.
 """
 
 import re
@@ -38,16 +40,18 @@ _RUN_BYTES = 512 * 1024
 _MAX_BUFFER_BYTES = 16 << 20
 # Candidate cuts examined from the end of the buffer before giving up on it.
 _MAX_CANDIDATES = 1000
+# Earlier cuts tried when a run fails, before going event by event.
+_EARLIER_CUTS = 3
 # False cuts merged while retrying event by event before the walker takes over.
 _MAX_MERGES = 64
 
 _WHITESPACE = frozenset(b" \t\r\n")
 _OPEN, _CLOSE, _COMMA = ord("{"), ord("}"), ord(",")
 _NON_WHITESPACE = re.compile(rb"[^ \t\r\n]")
-_EVENT_LIST_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_EVENT_LIST_KEY = re.compile(rb'"traceEvents"[ \t\r\n]*:[ \t\r\n]*\[')
 _STRUCTURAL = re.compile(rb'["{}\[\]]')
 _STRING_TAIL = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NEXT_CUT = re.compile(rb"}\s*,\s*(?={)")
+_NEXT_CUT = re.compile(rb"}[ \t\r\n]*,[ \t\r\n]*(?={)")
 
 _events = msgspec.json.Decoder(list[TraceEvent])
 
@@ -112,18 +116,25 @@ class BulkEventReader:
             return
         if not self._fill(_RUN_BYTES):
             return
-        cut = _last_cut(self._buffer, self._start)
+        buffer, start = self._buffer, self._start
+        cut = _last_cut(buffer, start, len(buffer))
         if cut is None:
             # The list's last event (it has no comma after it) or one bigger than the buffer.
             self._buffer_more()
             return
-        run_end, next_item = cut
-        events = _decode(self._buffer, self._start, run_end)
-        if events is None:
-            self._careful_until = run_end
-            self._decode_one_by_one()
-        else:
-            self._take(events, next_item)
+        careful_until = cut[0]
+        # The last cut may be false, inside the buffer's unfinished last event: try a few earlier.
+        for _ in range(_EARLIER_CUTS + 1):
+            run_end, next_item = cut
+            events = _decode(buffer, start, run_end)
+            if events is not None:
+                self._take(events, next_item)
+                return
+            cut = _last_cut(buffer, start, next_item)
+            if cut is None:
+                break
+        self._careful_until = careful_until
+        self._decode_one_by_one()
 
     def _decode_one_by_one(self) -> None:
         """A run failed: go event by event through it; return as soon as there is output, so
@@ -145,9 +156,12 @@ class BulkEventReader:
                     break
                 position = next_item  # a false cut: take the next one along with it
             else:
-                cut = None
+                self._pass_through()  # not a false cut but broken input: the walker says how
+                return
             if cut is None:
-                self._pass_through()
+                # The event runs past the buffer: buffer more and start over from it.
+                self._careful_until = 0
+                self._buffer_more()
                 return
 
     def _take(self, events: list[TraceEvent], next_item: int) -> None:
@@ -239,10 +253,9 @@ def _depth_before(data: bytes, start: int, end: int) -> int | None:
     return depth
 
 
-def _last_cut(data: bytes, start: int) -> tuple[int, int] | None:
-    """The last `}` `,` `{` in data[start:] (whitespace allowed between): the end of the run
+def _last_cut(data: bytes, start: int, end: int) -> tuple[int, int] | None:
+    """The last `}` `,` `{` in data[start:end] (whitespace allowed between): the end of the run
     before it (just past the `}`) and the start of the item after it (the `{`)."""
-    end = len(data)
     for _ in range(_MAX_CANDIDATES):
         brace = data.rfind(b"{", start, end)
         if brace <= start:

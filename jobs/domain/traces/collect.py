@@ -15,7 +15,7 @@ import math
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -28,8 +28,10 @@ _MEMORY_EVENT = "[memory]"
 _CPU_DEVICE_TYPE = 0  # c10::DeviceType::CPU; [memory] events on it are host allocations
 
 # What a JSON trace event may hold in the fields we read. Anything else (a nested name, a list
-# for args) makes the bulk decoder refuse the run of events, and the walker reads them instead.
-Scalar = str | int | float | bool | None
+# for args, an integer outside the range yajl reads) makes the bulk decoder refuse the run of
+# events, and the token walker reads them instead.
+_Int64 = Annotated[int, msgspec.Meta(ge=-(2**63) + 1, le=2**63 - 1)]
+Scalar = str | _Int64 | float | bool | None
 
 
 class EventArgs(msgspec.Struct, gc=False):

@@ -81,6 +81,10 @@ def parse_trace(reader: Readable, *, label: str, bulk: bool = True) -> ParsedTra
                 "(was the profiler stopped before it finished writing?)"
             ) from None
         raise TraceError(f"{label}: not valid JSON ({detail})") from None
+    except UnicodeDecodeError:
+        # yajl passes escapes such as a lone \udc00 and some invalid byte sequences; ijson's
+        # decoding of the string then refuses them.
+        raise TraceError(f"{label}: not valid JSON (a string is not valid UTF-8 text)") from None
     return walker.result()
 
 
@@ -169,8 +173,8 @@ class _Walker:
                 if event is not None:
                     if depth == item_depth + 1:
                         in_args = key == "args" and token == "start_map"
-                        if in_args:
-                            args = {}
+                        if key == "args":  # a repeated key: the last value wins
+                            args = {} if in_args else None
                 elif depth == item_depth:
                     if token == "start_map":
                         event = {}
@@ -212,6 +216,8 @@ class _Walker:
             elif event is not None:
                 if depth == item_depth:
                     event[key] = value  # type: ignore[index]
+                    if key == "args":
+                        args = None
                 elif in_args and depth == item_depth + 1 and key in arg_keys:
                     args[key] = value  # type: ignore[index]
             elif meta is not None:
