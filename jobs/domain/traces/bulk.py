@@ -1,4 +1,4 @@
-"""Decode a trace's events in bulk, megabytes at a time, and hand the token walker the rest.
+"""Decode a trace's events in bulk, half a megabyte at a time, and hand the token walker the rest.
 
 The token walker (parse.py) sees every JSON token, which is exact and guarded but slow: millions
 of tokens through a Python loop. Nearly all of a trace is its event list, and nearly every event
@@ -72,7 +72,6 @@ class BulkEventReader:
         # Where a run failed, events are decoded one at a time up to this buffer offset.
         self._careful_until = 0
         self._state: Callable[[], None] | None = self._find_event_list
-        self.decoded_events = 0
 
     def read(self, size: int = -1, /) -> bytes:
         if size == 0:
@@ -166,7 +165,6 @@ class BulkEventReader:
 
     def _take(self, events: list[TraceEvent], next_item: int) -> None:
         self._add_events(events)
-        self.decoded_events += len(events)
         self._start = next_item
 
     def _buffer_more(self) -> None:

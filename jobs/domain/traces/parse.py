@@ -1,12 +1,13 @@
 """Stream a Kineto (Chrome-trace) JSON document into a ParsedTrace without ever holding it whole.
 
 Two readers share the work. BulkEventReader (bulk.py) decodes the event list's plain events in
-megabyte runs; everything it leaves (the metadata, the last event, any event of an odd shape, or
-the whole document when it is not what a profiler writes) reaches the token walker here: ijson's
-C backend turns bytes into (event, value) tokens, the walker follows them with a depth counter, so
-hostile nesting is refused at level 65 before anything deep is built, and hands each trace event's
-scalars to the same EventCollector. Both layouts Kineto has written are accepted: the object
-`{"traceEvents": [...], "deviceProperties": [...], ...}` and the bare 2020-era event list.
+half-megabyte runs; everything it leaves (the metadata, the last event, any event of an odd
+shape, or the whole document when it is not what a profiler writes) reaches the token walker
+here: ijson's C backend turns bytes into (event, value) tokens, the walker follows them with a
+depth counter, so hostile nesting is refused at level 65 before anything deep is built, and
+hands each trace event's scalars to the same EventCollector. Both layouts Kineto has written are
+accepted: the object `{"traceEvents": [...], "deviceProperties": [...], ...}` and the bare
+2020-era event list.
 """
 
 from collections.abc import Iterable
