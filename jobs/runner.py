@@ -11,11 +11,12 @@ Writes one JSON object to stdout ({"report": ...} or {"error": "..."}) and progr
 
 import argparse
 import json
-import shutil
+import re
 import sys
-import tempfile
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 EXIT_OK, EXIT_INPUT_ERROR = 0, 2
 VERSION = "0.1.0"
@@ -32,72 +33,77 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--names", help="JSON list of the files' uploaded names")
     parser.add_argument("files", nargs="+", type=Path)
     args = parser.parse_args(argv)
+    given = [str(name) for name in json.loads(args.names or "[]")]
+    names = [given[i] if i < len(given) else path.name for i, path in enumerate(args.files)]
     if args.kind == "codescan":
-        return _scan(args.files, json.loads(args.names or "[]"))
+        return _scan(args.files, names)
     from jobs.domain.traces import TraceError, analyze_traces
 
-    # Files are stored under our own names; messages and reports use the uploaded ones.
-    names = dict(
-        zip((path.name for path in args.files), json.loads(args.names or "[]"), strict=False)
+    as_uploaded = _uploaded_names(
+        {path.name: name for path, name in zip(args.files, names, strict=True)}
     )
-
-    def as_uploaded(text: str) -> str:
-        for stored, uploaded in names.items():
-            text = text.replace(stored, uploaded)
-        return text
-
     try:
         summary = analyze_traces(
             args.files, max_decompressed_bytes=args.max_decompressed_bytes, progress=_progress
         )
     except TraceError as error:
-        print(json.dumps({"error": as_uploaded(str(error))}))
-        return EXIT_INPUT_ERROR
+        return _fail(as_uploaded(str(error)))
     except MemoryError:
-        print(
-            json.dumps(
-                {
-                    "error": "the analysis needs more memory than its limit allows: "
-                    "upload fewer or smaller traces"
-                }
-            )
+        return _fail(
+            "the analysis needs more memory than its limit allows: upload fewer or smaller traces"
         )
-        return EXIT_INPUT_ERROR
-    print(as_uploaded(json.dumps({"report": asdict(summary)})))
+    print(json.dumps({"report": as_uploaded(asdict(summary))}))
     return EXIT_OK
 
 
-ARCHIVE_MAGIC = (b"PK\x03\x04", b"\x1f\x8b")
+def _fail(error: str) -> int:
+    print(json.dumps({"error": error}))
+    return EXIT_INPUT_ERROR
+
+
+def _uploaded_names(stored_to_uploaded: dict[str, str]) -> Callable[[Any], Any]:
+    """Files are stored under our own names; reports and messages use the uploaded ones.
+
+    Renames inside the Python values, before anything is encoded, so a name with quotes,
+    backslashes or newlines is data, never JSON text. One pass of one pattern (longest stored
+    name first): a name already put in is never replaced again, and a stored name that is part
+    of another one does not match inside it.
+    """
+    stored = sorted((name for name in stored_to_uploaded if name), key=len, reverse=True)
+    pattern = re.compile("|".join(map(re.escape, stored))) if stored else None
+
+    def rename(value: Any) -> Any:
+        if pattern is None:
+            return value
+        if isinstance(value, str):
+            return pattern.sub(lambda match: stored_to_uploaded[match.group()], value)
+        if isinstance(value, dict):
+            return {key: rename(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [rename(item) for item in value]
+        return value
+
+    return rename
+
+
+ARCHIVE_MAGIC = (b"PK\x03\x04", b"\x1f\x8b")  # what the scan_code command reads as an archive
 
 
 def _scan(files: list[Path], names: list[str]) -> int:
-    """One archive is scanned in memory, member by member; single files are laid out under
-    their uploaded names (base names only) in a private temporary directory and scanned."""
-    from jobs.domain.codescan import ScanError, scan_archive, scan_paths, to_sarif
+    """The uploads are scanned in place under their uploaded names (scan_uploads), and the
+    stored report lists a capped number of findings (cap_findings); its SARIF too."""
+    from jobs.domain.codescan import ScanError, Upload, cap_findings, scan_uploads, to_sarif
 
+    as_uploaded = _uploaded_names(
+        {path.name: name for path, name in zip(files, names, strict=True)}
+    )
+    uploads = [Upload(path, name) for path, name in zip(files, names, strict=True)]
     try:
-        if len(files) == 1 and files[0].read_bytes()[:4].startswith(ARCHIVE_MAGIC):
-            report = scan_archive(files[0], progress=_progress)
-        else:
-            with tempfile.TemporaryDirectory(prefix="scan-") as tmp:
-                for index, path in enumerate(files):
-                    name = Path(names[index] if index < len(names) else path.name).name
-                    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
-                    shutil.copyfile(path, Path(tmp) / (safe or f"file{index}"))
-                report = scan_paths(Path(tmp), progress=_progress)
+        report = cap_findings(scan_uploads(uploads, progress=_progress))
     except ScanError as error:
-        print(json.dumps({"error": str(error)}))
-        return EXIT_INPUT_ERROR
+        return _fail(as_uploaded(str(error)))
     except MemoryError:
-        print(
-            json.dumps(
-                {
-                    "error": "the scan needs more memory than its limit allows: "
-                    "upload a smaller archive"
-                }
-            )
-        )
-        return EXIT_INPUT_ERROR
+        return _fail("the scan needs more memory than its limit allows: upload a smaller archive")
     print(
         json.dumps(
             {"report": {**asdict(report), "sarif": to_sarif(report, tool_version=VERSION)}},

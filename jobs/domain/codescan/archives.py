@@ -27,6 +27,7 @@ from jobs.domain.codescan.model import Skipped
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _GZIP_MAGIC = b"\x1f\x8b"
 _TAR_MAGIC_OFFSET = 257
+_HEAD_BYTES = _TAR_MAGIC_OFFSET + 8
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... name length, extra length
 _LOCAL_HEADER_SIGNATURE = b"PK\x03\x04"
 _ZIP_ENCRYPTED_FLAG = 0x1
@@ -37,24 +38,38 @@ Progress = Callable[[float], None]  # fraction of the archive read, 0..1
 
 
 def read_archive(
-    path: Path, *, limits: ScanLimits, budget: Budget, progress: Progress
+    path: Path, *, limits: ScanLimits, budget: Budget, progress: Progress, label: str = ""
 ) -> Iterator[Member | Skipped]:
-    label = path.name
+    """The archive's members. Errors name it `label` (the name it was uploaded under; the
+    file's own name when empty): the stored name means nothing to the person who uploaded."""
+    label = label or path.name
     try:
         raw = path.open("rb")
     except OSError as exc:
         raise ScanError(f"{label}: cannot be read ({exc.strerror})") from None
     with raw:
-        head = raw.read(_TAR_MAGIC_OFFSET + 8)
+        head = raw.read(_HEAD_BYTES)
         raw.seek(0)
         if head.startswith(_ZIP_MAGIC):
             yield from _zip_members(raw, label, limits, budget, progress)
         elif head.startswith(_GZIP_MAGIC):
             yield from _tar_members(raw, label, limits, budget, progress, gzipped=True)
-        elif head[_TAR_MAGIC_OFFSET:].startswith(b"ustar"):
+        elif _is_tar(head):
             yield from _tar_members(raw, label, limits, budget, progress, gzipped=False)
         else:
             raise ScanError(f"{label} {_NOT_AN_ARCHIVE}")
+
+
+def is_archive(path: Path) -> bool:
+    """Whether read_archive reads this file (zip, gzip or tar by its first bytes); reads only
+    those bytes, however large the file. Raises OSError when it cannot be opened."""
+    with path.open("rb") as raw:
+        head = raw.read(_HEAD_BYTES)
+    return head.startswith((*_ZIP_MAGIC, _GZIP_MAGIC)) or _is_tar(head)
+
+
+def _is_tar(head: bytes) -> bool:
+    return head[_TAR_MAGIC_OFFSET:].startswith(b"ustar")
 
 
 def _too_many(label: str, limits: ScanLimits) -> ScanError:

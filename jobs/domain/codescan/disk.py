@@ -24,7 +24,7 @@ def read_tree(root: Path, *, budget: Budget, progress: Progress) -> Iterator[Mem
     except OSError as exc:
         raise ScanError(f"{root}: cannot be read ({exc.strerror})") from None
     if stat.S_ISREG(mode):
-        yield _member(root, root.name, budget)
+        yield file_member(root, root.name, budget, uploaded=True)
         return
     if not stat.S_ISDIR(mode):
         raise ScanError(f"{root}: not a directory or a regular file")
@@ -35,7 +35,7 @@ def read_tree(root: Path, *, budget: Budget, progress: Progress) -> Iterator[Mem
             yield entry
         else:
             path, relative = entry
-            yield _member(path, relative, budget)
+            yield file_member(path, relative, budget)
 
 
 def _walk(folder: Path, prefix: str) -> Iterator[tuple[Path, str] | Skipped]:
@@ -61,11 +61,13 @@ def _walk(folder: Path, prefix: str) -> Iterator[tuple[Path, str] | Skipped]:
             yield Skipped(relative, "device file")
 
 
-def _member(path: Path, relative: str, budget: Budget) -> Member:
+def file_member(path: Path, relative: str, budget: Budget, *, uploaded: bool = False) -> Member:
+    """The file at `path`, scanned as `relative`; it reads at most cap_bytes + 1 bytes."""
+
     def read(cap_bytes: int) -> bytes:
         with path.open("rb") as handle:
             data = handle.read(cap_bytes + 1)
         budget.spend(len(data))
         return data
 
-    return Member(relative, path.stat().st_size, read)
+    return Member(relative, path.stat().st_size, read, uploaded=uploaded)

@@ -25,6 +25,9 @@ class Member:
     path: str  # relative, posix
     size_bytes: int  # as declared (an archive header can lie; read() never trusts it)
     read: Callable[[int], bytes]
+    # A file the user uploaded (or named) itself, not a member of an archive or folder: when
+    # it is not scanned, the report lists it with the reason, whatever its type.
+    uploaded: bool = False
 
 
 class Budget:

@@ -54,3 +54,11 @@ class ScanReport:
     files_scanned: int = 0
     bytes_scanned: int = 0
     languages: dict[str, int] = field(default_factory=dict)  # language -> files scanned
+    # Archive or folder members of a type the scanner does not read (docs, data, images):
+    # counted, not listed, since a repository holds thousands. Uploaded files are listed.
+    files_ignored: int = 0
+    # Findings found in all. `findings` may hold fewer (caps.cap_findings): counts, scorecard
+    # and verdicts are always over all of them.
+    findings_total: int = 0
+    findings_dropped_by_rule: dict[str, int] = field(default_factory=dict)  # rule -> not listed
+    findings_cap: dict[str, int] = field(default_factory=dict)  # {"per_rule": n, "per_scan": n}

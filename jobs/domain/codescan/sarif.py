@@ -3,7 +3,8 @@
 Severities map to SARIF levels: rewrite-risk -> error, re-tune -> warning, info -> note. Every
 catalogue rule is listed in the driver (so a rule with no finding still documents itself);
 skipped paths become tool execution notifications; the scorecard and verdicts ride in the
-run's property bag.
+run's property bag. A capped report (caps.py) has as many results as it lists findings; the
+property bag and one notification say how many of each rule were left out.
 """
 
 from dataclasses import asdict
@@ -49,7 +50,8 @@ def to_sarif(report: ScanReport, *, tool_version: str) -> dict:
                                 "locations": [_location(item.path)] if item.path else [],
                             }
                             for item in report.skipped
-                        ],
+                        ]
+                        + _dropped_notifications(report),
                     }
                 ],
                 "results": [_result(f, rule_index[f.rule_id]) for f in report.findings],
@@ -60,10 +62,27 @@ def to_sarif(report: ScanReport, *, tool_version: str) -> dict:
                     "filesScanned": report.files_scanned,
                     "bytesScanned": report.bytes_scanned,
                     "languages": report.languages,
+                    "findingsTotal": report.findings_total or len(report.findings),
+                    "findingsDroppedByRule": report.findings_dropped_by_rule,
+                    "findingsCap": report.findings_cap,
                 },
             }
         ],
     }
+
+
+def _dropped_notifications(report: ScanReport) -> list[dict]:
+    dropped = report.findings_dropped_by_rule
+    if not dropped:
+        return []
+    cap = report.findings_cap
+    by_rule = ", ".join(f"{rule_id} {count:,}" for rule_id, count in dropped.items())
+    text = (
+        f"{sum(dropped.values()):,} of {report.findings_total:,} findings are not listed as "
+        f"results (at most {cap.get('per_rule', 0):,} per rule and {cap.get('per_scan', 0):,} "
+        f"per scan are): {by_rule}. The counts, scorecard and verdicts cover all of them."
+    )
+    return [{"level": "note", "message": {"text": text}}]
 
 
 def _rule(rule: Rule) -> dict:

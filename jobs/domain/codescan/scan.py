@@ -7,13 +7,14 @@ max_member_bytes), plus the findings.
 """
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from advisor.domain.portability.rules import SEVERITIES
-from jobs.domain.codescan.archives import DamagedMember, read_archive
+from jobs.domain.codescan.archives import DamagedMember, is_archive, read_archive
 from jobs.domain.codescan.candidates import Evidence, FileScan, RepoFacts
 from jobs.domain.codescan.disk import read_tree
+from jobs.domain.codescan.errors import ScanError
 from jobs.domain.codescan.filescan import scan_file
 from jobs.domain.codescan.kinds import (
     is_archive_name,
@@ -28,6 +29,7 @@ from jobs.domain.codescan.model import CATEGORIES, Finding, ScanReport, Skipped
 from jobs.domain.codescan.resolve import resolve
 from jobs.domain.codescan.scorecard import build_scorecard, build_verdicts
 from jobs.domain.codescan.text import binary_reason
+from jobs.domain.codescan.uploads import Upload, read_uploads
 
 Progress = Callable[[int, str], None]  # (percent done, stage), as the trace analysis reports
 
@@ -48,18 +50,46 @@ def scan_paths(
 
 
 def scan_archive(
-    path: Path, *, limits: ScanLimits = DEFAULT_LIMITS, progress: Progress | None = None
+    path: Path,
+    *,
+    limits: ScanLimits = DEFAULT_LIMITS,
+    progress: Progress | None = None,
+    label: str = "",
 ) -> ScanReport:
     """Scan a zip or tar(.gz) upload member by member, in memory; nothing is extracted.
 
-    Raises ScanError for a file that is not such an archive, is damaged, holds more than
-    limits.max_members members, overlapping zip entries, or decompresses past
-    limits.max_total_bytes.
+    Raises ScanError, naming the archive `label` (its file name when empty), for a file that
+    is not such an archive, is damaged, holds more than limits.max_members members,
+    overlapping zip entries, or decompresses past limits.max_total_bytes.
     """
     reporter = _Reporter(progress)
     budget = Budget(limits.max_total_bytes)
-    members = read_archive(Path(path), limits=limits, budget=budget, progress=reporter.reading)
+    members = read_archive(
+        Path(path), limits=limits, budget=budget, progress=reporter.reading, label=label
+    )
     return _scan(members, limits, reporter)
+
+
+def scan_uploads(
+    uploads: Sequence[Upload],
+    *,
+    limits: ScanLimits = DEFAULT_LIMITS,
+    progress: Progress | None = None,
+) -> ScanReport:
+    """Scan one job's uploads, reported under their uploaded names: one archive on its own is
+    read member by member (scan_archive); otherwise each upload is one file, and every upload
+    that is not scanned is in `skipped` with the reason. Raises ScanError as scan_archive."""
+    if len(uploads) == 1:
+        (upload,) = uploads
+        try:
+            archive = is_archive(upload.path) or is_archive_name(upload.name)
+        except OSError as exc:
+            raise ScanError(f"{upload.name}: cannot be read ({exc.strerror})") from None
+        if archive:
+            return scan_archive(upload.path, limits=limits, progress=progress, label=upload.name)
+    reporter = _Reporter(progress)
+    budget = Budget(limits.max_total_bytes)
+    return _scan(read_uploads(uploads, budget=budget, progress=reporter.reading), limits, reporter)
 
 
 class _Reporter:
@@ -91,6 +121,7 @@ class _Collector:
         self.languages: Counter[str] = Counter()
         self.files_scanned = 0
         self.bytes_scanned = 0
+        self.files_ignored = 0
         self.candidates_kept = 0
         self.capped_at: str | None = None  # the first file whose candidates were dropped
 
@@ -107,6 +138,10 @@ class _Collector:
         if kind is None:
             if is_archive_name(member.path):
                 self.skipped.append(Skipped(member.path, NESTED_ARCHIVE))
+            elif member.uploaded:
+                self.skipped.append(Skipped(member.path, _unread_type_reason(member.path)))
+            else:
+                self.files_ignored += 1
             return
         data = self._read(member)
         if data is None:
@@ -179,7 +214,16 @@ def _scan(
         files_scanned=collector.files_scanned,
         bytes_scanned=collector.bytes_scanned,
         languages=dict(collector.languages),
+        files_ignored=collector.files_ignored,
+        findings_total=len(findings),
     )
+
+
+def _unread_type_reason(path: str) -> str:
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    kind = f"{name[dot:]} files" if dot > 0 else "files without a known name or extension"
+    return f"not a type the scanner reads ({kind})"
 
 
 def _counts(findings: list[Finding]) -> dict[str, dict[str, int]]:

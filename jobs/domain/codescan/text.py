@@ -4,12 +4,15 @@ and tree-sitter offsets agree even when the file has non-ASCII text."""
 from bisect import bisect_right
 
 MAX_CODE_CHARS = 300
-_SNIFF_BYTES = 8192
 
 
 def binary_reason(data: bytes) -> str | None:
-    """'binary file' for NUL bytes or text that is not UTF-8; None for text."""
-    if b"\0" in data[:_SNIFF_BYTES]:
+    """'binary file' for NUL bytes or text that is not UTF-8; None for text.
+
+    The whole file is searched, not its head: a NUL in a finding's code line would reach the
+    stored report, and PostgreSQL's jsonb refuses to store one.
+    """
+    if b"\0" in data:
         return "binary file"
     try:
         data.decode("utf-8")
