@@ -6,13 +6,13 @@ catalog/data/azure_gpu_skus.csv; the quotes name catalogue GPUs directly.
 """
 
 import csv
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 import httpx
 
+from catalog.domain.json_depth import json_loads_limited
 from catalog.domain.quotes import PriceQuote, PricingModel, usd_amount
 from catalog.feeds.http import FeedError, fetch_bytes
 
@@ -84,8 +84,8 @@ def fetch_azure(
             return quotes
         body = fetch_bytes(client, next_url, max_bytes=max_bytes, params=params)
         try:
-            payload = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            payload = json_loads_limited(body)
+        except ValueError as error:  # not JSON (truncated?), not UTF-8, or nested too deeply
             raise FeedError(f"Azure answer is not JSON (truncated?): {error}") from error
         if not isinstance(payload, dict):
             raise FeedError("Azure answer is not a JSON object")

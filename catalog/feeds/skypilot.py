@@ -11,7 +11,6 @@ each documented in the SkyPilot catalogue and our `catalog/data/README.md`:
 import ast
 import csv
 import io
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 
 import httpx
 
+from catalog.domain.json_depth import JsonTooDeep, json_loads_limited
 from catalog.domain.quotes import PriceQuote, PricingModel, usd_amount
 from catalog.feeds.http import FeedError, fetch_bytes
 
@@ -77,8 +77,10 @@ def _gpu_info(raw: str | None) -> dict:
     if not raw.startswith("{"):
         return {"Gpus": [{"Name": raw}]} if raw else {}
     try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
+        return json_loads_limited(raw)
+    except JsonTooDeep:
+        return {}
+    except ValueError:  # not JSON: a Python literal, read below
         pass
     try:
         value = ast.literal_eval(re.sub(r"\bnull\b", "None", raw))

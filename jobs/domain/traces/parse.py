@@ -16,12 +16,12 @@ from typing import Any
 
 import ijson
 
+from catalog.domain.json_depth import MAX_JSON_DEPTH
 from jobs.domain.traces.bulk import BulkEventReader
 from jobs.domain.traces.collect import ARG_KEYS, EventCollector, event_from_scalars
 from jobs.domain.traces.errors import TraceError
 from jobs.domain.traces.sources import Readable
 
-MAX_DEPTH = 64
 # Top-level keys worth building as Python values; everything else is skipped token by token.
 _METADATA_KEYS = frozenset({"deviceProperties", "computeProperties", "distributedInfo"})
 # deviceProperties is a few dozen values per GPU; refuse to build absurd ones.
@@ -166,9 +166,9 @@ class _Walker:
                     self._note_top_key(value)
             elif token == "start_map" or token == "start_array":
                 depth += 1
-                if depth > MAX_DEPTH:
+                if depth > MAX_JSON_DEPTH:
                     raise TraceError(
-                        f"{self.label}: JSON nested deeper than {MAX_DEPTH} levels; "
+                        f"{self.label}: JSON nested deeper than {MAX_JSON_DEPTH} levels; "
                         "a profiler trace is never that deep"
                     )
                 if event is not None:
