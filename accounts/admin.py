@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from accounts.models import ApiToken, Membership, Team
+from accounts.services import team_token_lifetime_cap_set
 
 
 class MembershipInline(admin.TabularInline):
@@ -11,10 +12,18 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "created_at"]
+    """Staff edit teams and their members here; the only-admin rule of the API does not apply."""
+
+    list_display = ["name", "slug", "max_token_lifetime_days", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
+
+    def save_model(self, request, obj: Team, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if change and "max_token_lifetime_days" in form.changed_data:
+            # Through the service, so live tokens past the new cap are cut to it as on the API.
+            team_token_lifetime_cap_set(team=obj, max_days=obj.max_token_lifetime_days)
 
 
 @admin.register(ApiToken)

@@ -7,4 +7,7 @@ class AccountsConfig(AppConfig):
     verbose_name = "Teams, accounts and API tokens"
 
     def ready(self) -> None:
-        from accounts import schema  # noqa: F401 - registers the OpenAPI auth extension
+        from accounts import (
+            schema,  # noqa: F401 - registers the OpenAPI auth extension
+            signals,  # noqa: F401 - revokes a leaving member's tokens
+        )

@@ -1,7 +1,6 @@
 from django import forms
 
-from accounts.api.serializers import MAX_TOKEN_LIFETIME_DAYS
-from accounts.models import Team
+from accounts.models import TOKEN_LIFETIME_MAX_DAYS, Team
 
 
 class ApiTokenForm(forms.Form):
@@ -9,10 +8,10 @@ class ApiTokenForm(forms.Form):
     team = forms.ModelChoiceField(queryset=Team.objects.none(), empty_label=None)
     expires_in_days = forms.IntegerField(
         min_value=1,
-        max_value=MAX_TOKEN_LIFETIME_DAYS,
+        max_value=TOKEN_LIFETIME_MAX_DAYS,
         initial=90,
         required=False,
-        help_text=f"1 to {MAX_TOKEN_LIFETIME_DAYS}; empty for a token that never expires.",
+        help_text=f"1 to {TOKEN_LIFETIME_MAX_DAYS}; empty for a token that never expires.",
     )
 
     def __init__(self, *args, teams, **kwargs) -> None:

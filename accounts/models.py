@@ -3,8 +3,12 @@
 import uuid
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from knox.models import AbstractAuthToken
+
+# No token lives longer than a year, whoever creates it; a team may cap it lower.
+TOKEN_LIFETIME_MAX_DAYS = 365
 
 
 class Team(models.Model):
@@ -14,9 +18,22 @@ class Team(models.Model):
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
     )
+    max_token_lifetime_days = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(TOKEN_LIFETIME_MAX_DAYS)],
+        help_text="The longest an API token of this team may live; empty for no team cap.",
+    )
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(max_token_lifetime_days__isnull=True)
+                | models.Q(max_token_lifetime_days__range=(1, TOKEN_LIFETIME_MAX_DAYS)),
+                name="team_max_token_lifetime_days_range",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -1,14 +1,15 @@
 """The team boundary, in one place. Every private lookup goes through it.
 
-The team comes from the credential: an API token acts for its own team only; a signed-in user
-acts for the teams they belong to (and creates in the team chosen on their settings page).
+The team comes from the credential: an API token acts for its own team only, and only while its
+user is a member (authentication refuses it otherwise); a signed-in user acts for the teams they
+belong to (and creates in the team chosen on their settings page).
 Never from the request body. Objects of other teams are filtered out of the queryset, so they
 answer 404, exactly like objects that do not exist.
 """
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 
 from accounts.models import ApiToken, Membership, Team
@@ -35,7 +36,8 @@ def session_active_team(request: HttpRequest | Request) -> Team | None:
 
 
 def request_active_team(request: HttpRequest | Request) -> Team:
-    """The team new objects belong to."""
+    """The team new objects belong to. Django's PermissionDenied: a page answers it with
+    templates/403.html, and DRF answers it as a 403 with this message as its detail."""
     auth = getattr(request, "auth", None)
     if isinstance(auth, ApiToken):
         return auth.team

@@ -1,15 +1,52 @@
 """DRF throttles whose rates are read from settings at request time, in the shared cache.
 
 With CACHE_URL pointing at Redis, every gunicorn worker and host counts against the same limit.
+When the cache is down or hung the throttles fail open: they count in each process instead
+(logged), so the API keeps answering, each worker still limiting what it sees.
 """
 
+import logging
+import time
+
+from django.conf import settings
+from django.core.cache.backends.locmem import LocMemCache
+from redis.exceptions import RedisError
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
 from accounts.models import ApiToken
 
+logger = logging.getLogger(__name__)
 
-class _RateFromSettings:
+# What a cache that is down, refusing or hung raises through Django's Redis backend.
+CACHE_ERRORS = (RedisError, OSError)
+
+_counts_in_process = LocMemCache("throttles-in-process", {"OPTIONS": {"MAX_ENTRIES": 10_000}})
+
+
+class _SharedCacheState:
+    # time.monotonic() before which the shared cache is not tried again: one timeout per
+    # CACHE_RETRY_AFTER_S and process, not one per request.
+    down_until_s = 0.0
+
+
+class _FailOpen:
+    def allow_request(self, request, view) -> bool:
+        if time.monotonic() >= _SharedCacheState.down_until_s:
+            try:
+                return super().allow_request(request, view)
+            except CACHE_ERRORS as error:
+                _SharedCacheState.down_until_s = time.monotonic() + settings.CACHE_RETRY_AFTER_S
+                logger.warning(
+                    "throttling counts in this process for %s s: the cache is unreachable (%s)",
+                    settings.CACHE_RETRY_AFTER_S,
+                    error,
+                )
+        self.cache = _counts_in_process
+        return super().allow_request(request, view)
+
+
+class _RateFromSettings(_FailOpen):
     scope: str
 
     def get_rate(self) -> str | None:
@@ -33,3 +70,9 @@ class PerTeamThrottle(_RateFromSettings, SimpleRateThrottle):
         if not isinstance(request.auth, ApiToken):
             return None
         return self.cache_format % {"scope": self.scope, "ident": request.auth.team_id}
+
+
+class TokenCreateThrottle(_RateFromSettings, UserRateThrottle):
+    """Token creation per user, on the API and the web page alike (they share the budget)."""
+
+    scope = "token_create"

@@ -10,7 +10,8 @@ from django.views.decorators.http import require_POST
 from accounts.forms import ApiTokenForm
 from accounts.models import Team
 from accounts.scoping import ACTIVE_TEAM_SESSION_KEY, request_admin_team_ids, request_team_ids
-from accounts.services import api_token_create, api_token_revoke, api_tokens_visible
+from accounts.services import Refused, api_token_create, api_token_revoke, api_tokens_visible
+from accounts.throttling import TokenCreateThrottle
 
 
 def _visible_tokens(request: HttpRequest):
@@ -26,16 +27,18 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
     teams = Team.objects.filter(memberships__user=request.user)
     form = ApiTokenForm(request.POST or None, teams=teams)
     created_token = None
+    retry_after_s = None
     if request.method == "POST" and form.is_valid():
-        days = form.cleaned_data["expires_in_days"]
-        _, created_token = api_token_create(
-            user=request.user,
-            team=form.cleaned_data["team"],
-            name=form.cleaned_data["name"],
-            expires_in=timedelta(days=days) if days else None,
-        )
-        form = ApiTokenForm(teams=teams)
-    return render(
+        # The API's throttle, so a script holding a session cookie gets no second budget here.
+        throttle = TokenCreateThrottle()
+        if throttle.allow_request(request, None):
+            created_token = _token_from_form(request, form)
+        else:
+            retry_after_s = max(1, int(throttle.wait() or 0))
+            form.add_error(None, f"Too many tokens created; try again in {retry_after_s} s.")
+        if created_token:
+            form = ApiTokenForm(teams=teams)
+    response = render(
         request,
         "accounts/tokens.html",
         {
@@ -44,7 +47,31 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
             "teams": teams,
             "created_token": created_token,
         },
+        status=200 if retry_after_s is None else 429,
     )
+    if retry_after_s is not None:
+        response["Retry-After"] = str(retry_after_s)
+    return response
+
+
+def _token_from_form(request: HttpRequest, form: ApiTokenForm) -> str | None:
+    """The raw new token, or None with the reason added to the form. The rules are the API's:
+    they live in `api_token_create`."""
+    days = form.cleaned_data["expires_in_days"]
+    try:
+        _, raw = api_token_create(
+            user=request.user,
+            team=form.cleaned_data["team"],
+            name=form.cleaned_data["name"],
+            expires_in=timedelta(days=days) if days else None,
+        )
+    except Refused as error:
+        form.add_error(error.field if error.field in form.fields else None, error.reason)
+        return None
+    except PermissionError:
+        form.add_error("team", "You are not a member of this team.")
+        return None
+    return raw
 
 
 @login_required

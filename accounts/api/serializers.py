@@ -2,19 +2,30 @@ from datetime import timedelta
 
 from rest_framework import serializers
 
-from accounts.models import ApiToken, Membership, Team
-
-MAX_TOKEN_LIFETIME_DAYS = 365
+from accounts.models import TOKEN_LIFETIME_MAX_DAYS, ApiToken, Membership, Team
 
 
 class TeamSerializer(serializers.ModelSerializer):
+    """A team; its admins may change `max_token_lifetime_days` (PATCH), nothing else."""
+
     class Meta:
         model = Team
-        fields = ["id", "name", "slug", "created_at"]
+        fields = ["id", "name", "slug", "created_at", "max_token_lifetime_days"]
+        read_only_fields = ["name", "slug", "created_at"]
+
+
+class StringField(serializers.CharField):
+    """A string, as the schema says: DRF's CharField would quietly turn the number 0 into "0"."""
+
+    def to_internal_value(self, data) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
+    name = StringField(max_length=100)
     user = serializers.CharField(source="user.username", read_only=True)
     team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     expires_in_days = serializers.IntegerField(
@@ -22,9 +33,13 @@ class ApiTokenSerializer(serializers.ModelSerializer):
         required=False,
         allow_null=True,
         min_value=1,
-        max_value=MAX_TOKEN_LIFETIME_DAYS,
+        max_value=TOKEN_LIFETIME_MAX_DAYS,
         default=90,
-        help_text="Days until the token stops working; null for a token that never expires.",
+        help_text=(
+            "Days until the token stops working; null for a token that never expires (signed-in"
+            " sessions only: a token may only create tokens that expire no later than itself)."
+            " The team may cap it lower (`max_token_lifetime_days`)."
+        ),
     )
 
     class Meta:

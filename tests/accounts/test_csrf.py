@@ -45,5 +45,7 @@ def test_a_token_authenticated_api_call_needs_no_csrf_token(team_a):
     client = token_client(team_a.member_raw_token)
     client.enforce_csrf_checks = True
     client.handler.enforce_csrf_checks = True
-    response = client.post("/api/v1/tokens/", {"name": "from a script"}, format="json")
+    response = client.post(
+        "/api/v1/tokens/", {"name": "from a script", "expires_in_days": 7}, format="json"
+    )
     assert response.status_code == 201

@@ -6,13 +6,16 @@ from team A aims at team B's object: no 2xx may come back, lookups answer 404 ex
 object that does not exist, and nothing of team B changes.
 """
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
+from django.db import connection
 from django.db.models import Model, QuerySet
 
 from accounts.models import ApiToken, Membership
+from accounts.services import api_token_create
 from jobs.models import Job
 from tests.accounts.conftest import TeamSetup, session_client, token_client
 
@@ -139,3 +142,176 @@ def test_anonymous_callers_get_nothing_private(endpoint, team_b):
 
     response = APIClient().get(endpoint.url)
     assert response.status_code == 401
+
+
+# Losing access. A member of team A who is removed (by an admin, through the API), removed by a
+# write that bypasses signals (so the authentication check alone must hold), deactivated, or
+# whose team is deleted: their token answers 401 everywhere (lists, reports, job submission,
+# minting tokens) and their session sees nothing of team A.
+
+
+def _remove_through_the_api(a: TeamSetup) -> None:
+    membership = Membership.objects.get(team=a.team, user=a.member)
+    response = token_client(a.admin_raw_token).delete(f"/api/v1/memberships/{membership.pk}/")
+    assert response.status_code == 204
+
+
+def _remove_bypassing_signals(a: TeamSetup) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {Membership._meta.db_table} WHERE team_id = %s AND user_id = %s",
+            [a.team.pk, a.member.pk],
+        )
+
+
+def _deactivate(a: TeamSetup) -> None:
+    a.member.is_active = False
+    a.member.save(update_fields=["is_active"])
+
+
+def _delete_team(a: TeamSetup) -> None:
+    # Through the queryset, so `a.team` keeps its pk and the checks can name what was there.
+    type(a.team).objects.filter(pk=a.team.pk).delete()
+
+
+LOSSES = {
+    "removed": _remove_through_the_api,
+    "removed-bypassing-signals": _remove_bypassing_signals,
+    "deactivated": _deactivate,
+    "team-deleted": _delete_team,
+}
+
+
+@pytest.fixture(params=LOSSES, ids=str)
+def loss(request) -> Callable[[TeamSetup], None]:
+    return LOSSES[request.param]
+
+
+def test_a_token_stops_working_the_moment_its_user_loses_the_team(endpoint, loss, team_a):
+    """Before the fix a removed member's token kept full team access (scoping trusted
+    token.team_id); the bypassing-signals case fails without the check on authentication."""
+    client = token_client(team_a.member_raw_token)
+    detail = f"{endpoint.url}{endpoint.lookup(endpoint.victim(team_a))}/"
+    assert client.get(endpoint.url).status_code == 200  # it worked a moment ago
+    loss(team_a)
+    assert client.get(endpoint.url).status_code == 401
+    assert client.get(detail).status_code == 401
+    assert client.post(endpoint.url, {"name": "after", "kind": "trace"}).status_code == 401
+
+
+def test_minting_a_token_after_losing_the_team_is_refused(loss, team_a):
+    client = token_client(team_a.member_raw_token)
+    loss(team_a)
+    response = client.post("/api/v1/tokens/", {"name": "spare", "expires_in_days": 1})
+    assert response.status_code == 401
+    assert not ApiToken.objects.filter(name="spare").exists()
+
+
+def test_a_removed_member_keeps_none_of_their_tokens_of_the_team(team_a, team_b):
+    Membership.objects.create(team=team_b.team, user=team_a.member)
+    api_token_create(user=team_a.member, team=team_b.team, name="bravo", expires_in=None)
+    _remove_through_the_api(team_a)
+    assert not ApiToken.objects.filter(user=team_a.member, team=team_a.team).exists()
+    # Their other team's tokens are not touched.
+    assert ApiToken.objects.filter(user=team_a.member, team=team_b.team).count() == 1
+
+
+def test_a_removed_or_deactivated_members_session_sees_nothing_of_the_team(endpoint, loss, team_a):
+    victim = endpoint.victim(team_a)
+    detail = f"{endpoint.url}{endpoint.lookup(victim)}/"
+    client = session_client(team_a.member)
+    loss(team_a)
+    after_loss = snapshot(endpoint.rows_of(team_a))
+    listed = client.get(endpoint.url)
+    if listed.status_code == 200:
+        assert listed.json()["results"] == []
+    else:
+        assert listed.status_code in {401, 403}
+    assert client.get(detail).status_code in {401, 403, 404}
+    client.post(endpoint.url, endpoint.create_referencing(team_a), format="json")
+    assert snapshot(endpoint.rows_of(team_a)) == after_loss
+
+
+# Minting: a token may only create tokens that expire, and no later than itself.
+
+
+def test_a_token_cannot_mint_a_token_that_never_expires(team_a):
+    """Before the fix a 1-day token could create one with no expiry."""
+    response = token_client(team_a.member_raw_token).post(
+        "/api/v1/tokens/", {"name": "forever", "expires_in_days": None}, format="json"
+    )
+    assert response.status_code == 400
+    assert "never expires" in response.json()["expires_in_days"][0]
+    assert not ApiToken.objects.filter(name="forever").exists()
+
+
+def test_a_token_cannot_mint_a_token_that_outlives_it(team_a):
+    parent = team_a.member_raw_token  # 30 days
+    response = token_client(parent).post(
+        "/api/v1/tokens/", {"name": "longer", "expires_in_days": 31}, format="json"
+    )
+    assert response.status_code == 400
+    assert "outlives" in response.json()["expires_in_days"][0]
+    shorter = token_client(parent).post(
+        "/api/v1/tokens/", {"name": "shorter", "expires_in_days": 29}, format="json"
+    )
+    assert shorter.status_code == 201
+    child = ApiToken.objects.get(name="shorter")
+    assert child.expiry <= team_a.member_token.expiry
+    assert child.team == team_a.team and child.user == team_a.member
+
+
+# The HTML job pages and the SARIF download: another team's job, and the job of a team one was
+# removed from, answer 404 exactly like a job that does not exist; anonymous callers are sent
+# to the login page.
+
+
+def _scan_job(team_setup: TeamSetup) -> Job:
+    return Job.objects.create(
+        team=team_setup.team,
+        created_by=team_setup.member,
+        kind="codescan",
+        status="done",
+        inputs_sha256="c" * 64,
+        report={"findings": [], "sarif": {"version": "2.1.0", "runs": []}},
+    )
+
+
+JOB_PAGES = {
+    "detail": lambda job: f"/jobs/{job.public_id}/",
+    "sarif": lambda job: f"/jobs/{job.public_id}/sarif/",
+}
+
+
+@pytest.mark.parametrize("page", JOB_PAGES)
+def test_the_job_pages_answer_only_the_jobs_team(client, team_a, team_b, page):
+    job = _scan_job(team_b)
+    url = JOB_PAGES[page](job)
+    missing = f"/jobs/{uuid.uuid4()}/" + ("sarif/" if page == "sarif" else "")
+    client.force_login(team_b.member)
+    assert client.get(url).status_code == 200  # so the 404s below are the boundary's
+    for outsider in (team_a.admin, team_a.member):
+        client.force_login(outsider)
+        assert client.get(url).status_code == 404
+        assert client.get(missing).status_code == 404
+    _remove_through_the_api(team_b)
+    client.force_login(team_b.member)
+    assert client.get(url).status_code == 404
+    client.logout()
+    anonymous = client.get(url)
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/account/login/")
+
+
+def test_the_job_list_page_shows_only_the_callers_teams(client, team_a, team_b):
+    job = _scan_job(team_b)
+    client.force_login(team_b.member)
+    assert str(job.public_id) in client.get("/jobs/").content.decode()
+    for outsider in (team_a.admin, team_a.member):
+        client.force_login(outsider)
+        assert str(job.public_id) not in client.get("/jobs/").content.decode()
+    _remove_through_the_api(team_b)
+    client.force_login(team_b.member)
+    assert str(job.public_id) not in client.get("/jobs/").content.decode()
+    client.logout()
+    anonymous = client.get("/jobs/")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/account/login/")
