@@ -167,6 +167,7 @@ REST_FRAMEWORK = {
         "anon": env.str("THROTTLE_ANON", default="120/min"),
         "user": env.str("THROTTLE_USER", default="600/min"),
         "team": env.str("THROTTLE_TEAM", default="1200/min"),
+        "token_create": env.str("THROTTLE_TOKEN_CREATE", default="30/hour"),
     },
 }
 
