@@ -1,6 +1,8 @@
 """Turns the analyser's summary into the job's report: the catalogue GPU per rank, memory
-against capacity, the verdict, and (through the catalogue's GPUs and offers) what to rent."""
+against capacity, the verdict, and (through the catalogue's GPUs and offers) what to rent.
+And reads a code scan's report: its findings by filter, for the page and the API."""
 
+from collections.abc import Mapping
 from dataclasses import asdict, fields
 
 from advisor.services import sizing_catalogue
@@ -138,3 +140,18 @@ def trace_report(summary: dict) -> dict:
         "devices": devices,
         **_right_sizing(ranks, current_key),
     }
+
+
+# A code scan's findings can be filtered by these fields, on the report page and in the API.
+FINDING_FILTERS = ("category", "severity", "file")
+
+
+def findings_matching(report: dict, filters: Mapping[str, str]) -> list[dict]:
+    """The findings a code scan's report lists that equal every given filter value (the
+    FINDING_FILTERS only; empty values are ignored)."""
+    chosen = {key: filters[key] for key in FINDING_FILTERS if filters.get(key)}
+    return [
+        finding
+        for finding in report.get("findings", [])
+        if all(str(finding.get(key)) == value for key, value in chosen.items())
+    ]

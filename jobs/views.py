@@ -1,5 +1,6 @@
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -8,6 +9,7 @@ from accounts.scoping import request_active_team, request_team_ids
 from jobs.charts import series_svg, time_breakdown_svg
 from jobs.forms import CodeUploadForm, TraceUploadForm
 from jobs.models import Job, JobKind
+from jobs.reports import FINDING_FILTERS, findings_matching
 from jobs.services import job_submit
 
 
@@ -17,7 +19,9 @@ def _team_jobs(request: HttpRequest) -> QuerySet[Job]:
 
 @login_required
 def job_list_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "jobs/job_list.html", {"jobs": _team_jobs(request)[:100]})
+    # The list shows no report, and one report can be megabytes: never load it here.
+    jobs = _team_jobs(request).defer("report")[:100]
+    return render(request, "jobs/job_list.html", {"jobs": jobs})
 
 
 def _upload_page(request: HttpRequest, form_class, kind: str, template: str) -> HttpResponse:
@@ -91,15 +95,21 @@ def _advised(report: dict) -> dict | None:
     return {**best, "capacity_bytes": float(memory) * 2**30} if memory else None
 
 
-FINDING_FILTERS = ("category", "severity", "file")
+FINDINGS_PER_PAGE = 100
 
 
 def _findings_context(request: HttpRequest, report: dict) -> dict:
     findings = report.get("findings", [])
-    chosen = {key: request.GET.get(key, "") for key in FINDING_FILTERS if request.GET.get(key)}
-    shown = [f for f in findings if all(str(f.get(k)) == v for k, v in chosen.items())]
+    chosen = {key: request.GET[key] for key in FINDING_FILTERS if request.GET.get(key)}
+    shown = Paginator(findings_matching(report, chosen), FINDINGS_PER_PAGE)
     choices = {key: sorted({str(f.get(key)) for f in findings}) for key in FINDING_FILTERS}
-    return {"findings": shown, "finding_filter": chosen, "finding_choices": choices}
+    return {
+        "findings_page": shown.get_page(request.GET.get("page")),
+        "finding_filter": chosen,
+        "finding_choices": choices,
+        # Reports stored before the cap have no total: everything they found is listed.
+        "findings_total": report.get("findings_total") or len(findings),
+    }
 
 
 @login_required

@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.urls import reverse
 from rest_framework import serializers
 
 from jobs.models import Job, JobFile, JobKind
@@ -21,6 +22,13 @@ class JobSerializer(serializers.ModelSerializer):
         source="reused_from.public_id", read_only=True, default=None
     )
     url = serializers.HyperlinkedIdentityField(view_name="api:job-detail", lookup_field="public_id")
+    findings_url = serializers.SerializerMethodField(
+        help_text="A code scan's findings, paged (?page=N) and filtered; null for traces."
+    )
+    sarif_url = serializers.SerializerMethodField(
+        help_text="A code scan's SARIF 2.1.0 report; null for traces."
+    )
+
 
     class Meta:
         model = Job
@@ -40,9 +48,52 @@ class JobSerializer(serializers.ModelSerializer):
             "created_at",
             "started_at",
             "finished_at",
+            "findings_url",
+            "sarif_url",
             "report",
         ]
         read_only_fields = fields
+
+    # A code scan's report leaves these out: its findings are paged at findings_url and its
+    # SARIF (the findings again) is at sarif_url, so a job stays a few kilobytes to poll.
+    REPORT_KEYS_ELSEWHERE = ("findings", "sarif")
+
+    def _scan_link(self, job: Job, view_name: str) -> str | None:
+        if job.kind != JobKind.CODESCAN:
+            return None
+        path = reverse(view_name, kwargs={"public_id": job.public_id})
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
+
+    def get_findings_url(self, job: Job) -> str | None:
+        return self._scan_link(job, "api:job-findings")
+
+    def get_sarif_url(self, job: Job) -> str | None:
+        return self._scan_link(job, "api:job-sarif")
+
+    def to_representation(self, instance: Job) -> dict:
+        data = super().to_representation(instance)
+        report = data.get("report")
+        if instance.kind == JobKind.CODESCAN and report:
+            data["report"] = {
+                key: value for key, value in report.items() if key not in self.REPORT_KEYS_ELSEWHERE
+            }
+        return data
+
+
+class FindingSerializer(serializers.Serializer):
+    """One finding of a code scan (jobs.domain.codescan.Finding)."""
+
+    rule_id = serializers.CharField()
+    category = serializers.CharField()
+    severity = serializers.CharField()
+    file = serializers.CharField(help_text="Relative to the upload's root, posix separators.")
+    line = serializers.IntegerField(help_text="1-based.")
+    column = serializers.IntegerField(help_text="1-based, in characters.")
+    code = serializers.CharField()
+    reason = serializers.CharField()
+    alternative = serializers.CharField()
+    context = serializers.CharField(required=False, default="")
 
 
 class JobSummarySerializer(JobSerializer):

@@ -1,14 +1,29 @@
-from drf_spectacular.utils import extend_schema
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.scoping import TeamScopedMixin, request_active_team
-from jobs.api.serializers import JobSerializer, JobSubmitSerializer, JobSummarySerializer
-from jobs.models import Job
+from jobs.api.serializers import (
+    FindingSerializer,
+    JobSerializer,
+    JobSubmitSerializer,
+    JobSummarySerializer,
+)
+from jobs.models import Job, JobKind
+from jobs.reports import FINDING_FILTERS, findings_matching
 from jobs.services import job_submit
+
+
+class FindingsPagination(PageNumberPagination):
+    page_size = 100
 
 
 class JobViewSet(
@@ -19,7 +34,8 @@ class JobViewSet(
     viewsets.GenericViewSet,
 ):
     """The team's jobs. POST multipart `kind` and one or more `files`; poll the job until its
-    status is done (with its report) or failed (with an error a person can act on)."""
+    status is done (with its report) or failed (with an error a person can act on). A code
+    scan's findings are paged at findings_url and its SARIF is at sarif_url."""
 
     queryset = Job.objects.select_related("team", "created_by", "reused_from").prefetch_related(
         "files"
@@ -27,6 +43,11 @@ class JobViewSet(
     permission_classes = [IsAuthenticated]
     lookup_field = "public_id"
     parser_classes = [MultiPartParser, FormParser]
+
+    def get_queryset(self) -> QuerySet[Job]:
+        queryset = super().get_queryset()
+        # A list shows no report, and one report can be megabytes: never load it for one.
+        return queryset.defer("report") if self.action == "list" else queryset
 
     def get_serializer_class(self):
         if self.action == "create":
@@ -45,3 +66,30 @@ class JobViewSet(
         )
         body = JobSerializer(job, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
+
+    def _scan_report(self) -> dict:
+        job = self.get_object()
+        if job.kind != JobKind.CODESCAN or not job.report:
+            raise NotFound("This job has no code-scan report: not a code scan, not done, or failed")
+        return job.report
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(key, str, description=f"Only findings whose {key} is exactly this.")
+            for key in FINDING_FILTERS
+        ],
+        responses=FindingSerializer(many=True),
+    )
+    @action(detail=True, pagination_class=FindingsPagination)
+    def findings(self, request: Request, public_id: str) -> Response:
+        """A code scan's findings, 100 a page (?page=N), in file order. The report lists a
+        capped number per rule and in all (its findings_cap); findings_dropped_by_rule counts
+        the rest, and its counts, scorecard and verdicts cover every finding."""
+        page = self.paginate_queryset(findings_matching(self._scan_report(), request.query_params))
+        return self.get_paginated_response(FindingSerializer(page, many=True).data)
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @action(detail=True)
+    def sarif(self, request: Request, public_id: str) -> Response:
+        """The code scan as SARIF 2.1.0, results capped as the findings are."""
+        return Response(self._scan_report()["sarif"])

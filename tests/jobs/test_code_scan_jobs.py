@@ -1,4 +1,5 @@
-"""Code scans as jobs and as a CLI: the report, SARIF, the page and its filters."""
+"""Code scans as jobs and as a CLI: the report, SARIF, the page and its filters, and a big
+report capped, paged and kept out of the job lists."""
 
 import io
 import json
@@ -9,11 +10,14 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from jobs.models import Job, JobStatus
 from jobs.services import job_submit
 from jobs.tasks import analyze_job
 from tests.accounts.conftest import token_client
+from tests.jobs.test_codescan_uploads import many_findings
 
 REPO = Path(__file__).resolve().parents[1] / "fixtures" / "codescan" / "repo"
 
@@ -101,7 +105,10 @@ def test_the_api_takes_code_uploads_and_serves_the_report(team, media_root):
     analyze_job.apply(args=[job.pk])
     body = api.get(f"/api/v1/jobs/{job.public_id}/").json()
     assert body["status"] == "done" and body["report"]["files_scanned"] == 1
-    assert {f["file"] for f in body["report"]["findings"]} == {"train.py"}
+    findings = api.get(body["findings_url"]).json()
+    assert {f["file"] for f in findings["results"]} == {"train.py"}
+    assert findings["count"] == body["report"]["findings_total"]
+    assert api.get(body["sarif_url"]).json()["version"] == "2.1.0"
 
 
 def test_the_page_filters_findings_and_offers_the_sarif_download(client, team, scanned):
@@ -129,3 +136,134 @@ def test_a_hostile_archive_fails_the_job_with_a_reason(team, media_root):
     assert analyze_job.apply(args=[job.pk]).get() == "failed"
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED and job.error
+
+
+# --- big reports: capped, paged, and never loaded by a list ----------------------------------
+
+
+@pytest.fixture
+def noisy(team, media_root):
+    """A done code scan of one file with 9,000 findings (6,000 DEV001, 3,000 PREC001)."""
+    job = job_submit(
+        team=team.team,
+        user=team.member,
+        kind="codescan",
+        uploads=[SimpleUploadedFile("many.py", many_findings())],
+    )
+    assert analyze_job.apply(args=[job.pk]).get() == "done"
+    job.refresh_from_db()
+    return job
+
+
+# WARP003 on a line that ends in a NUL, past the first 8 KiB of the file.
+KERNEL_WITH_NUL = b"__global__ void k(float* x) { x[threadIdx.x % 32] = 0; } // \x00\n"
+
+
+def rows(page: str) -> int:
+    return page.count('<td class="finding">')
+
+
+def test_a_noisy_scan_stores_a_capped_report_that_counts_everything(noisy):
+    """Failed before the fix: all 9,000 findings were stored (the 50,000 of the issue made a
+    22 MB page and a 37 MB API response)."""
+    report = noisy.report
+    assert len(report["findings"]) == 400
+    assert report["findings_dropped_by_rule"] == {"DEV001": 5_800, "PREC001": 2_800}
+    assert report["findings_total"] == sum(report["counts"]["category"].values()) == 9_000
+    assert len(report["sarif"]["runs"][0]["results"]) == 400
+    assert len(json.dumps(report)) < 1_500_000
+
+
+def test_the_page_pages_findings_and_keeps_the_filters(client, team, noisy):
+    """Failed before the fix: every finding was one row of one page."""
+    client.force_login(team.member)
+    url = noisy.get_absolute_url()
+    first = client.get(url).content.decode()
+    assert rows(first) == 100
+    assert 'id="findings-dropped"' in first and "DEV001</strong>: 5800 more" in first
+    assert '<dd id="findings-total">9000 (400 listed)</dd>' in first
+    filtered = client.get(url, {"category": "DEV"}).content.decode()
+    assert rows(filtered) == 100 and "page 1 of 2" in filtered
+    assert 'href="?category=DEV&amp;page=2#findings"' in filtered
+    last = client.get(url, {"category": "DEV", "page": 2}).content.decode()
+    assert rows(last) == 100 and "page 2 of 2" in last and "PREC001</strong><br>" not in last
+    assert 'href="?category=DEV&amp;page=1#findings"' in last
+    assert rows(client.get(url, {"page": "junk"}).content.decode()) == 100
+
+
+def test_the_api_pages_findings_and_keeps_the_job_small(team, noisy):
+    """Failed before the fix: no findings endpoint; the job detail carried every finding and
+    the SARIF again."""
+    api = token_client(team.member_raw_token)
+    detail = api.get(f"/api/v1/jobs/{noisy.public_id}/")
+    assert "findings" not in detail.json()["report"] and "sarif" not in detail.json()["report"]
+    assert detail.json()["report"]["findings_dropped_by_rule"] == {
+        "DEV001": 5_800,
+        "PREC001": 2_800,
+    }
+    assert len(detail.content) < 20_000
+    page = api.get(detail.json()["findings_url"], {"category": "PREC", "page": 2}).json()
+    assert page["count"] == 200 and len(page["results"]) == 100
+    assert {f["rule_id"] for f in page["results"]} == {"PREC001"}
+    assert page["next"] is None and "category=PREC" in page["previous"]
+    assert set(page["results"][0]) == {
+        "rule_id", "category", "severity", "file", "line", "column", "code", "reason",
+        "alternative", "context",
+    }  # fmt: skip
+    assert api.get(detail.json()["findings_url"], {"page": 9}).status_code == 404
+    sarif = api.get(detail.json()["sarif_url"]).json()
+    assert sarif["runs"][0]["properties"]["findingsTotal"] == 9_000
+
+
+def test_findings_and_sarif_of_a_trace_job_are_not_found(team, media_root):
+    api = token_client(team.member_raw_token)
+    job = job_submit(
+        team=team.team, user=team.member, kind="trace", uploads=[SimpleUploadedFile("t", b"{}")]
+    )
+    body = api.get(f"/api/v1/jobs/{job.public_id}/").json()
+    assert body["findings_url"] is None and body["sarif_url"] is None
+    assert api.get(f"/api/v1/jobs/{job.public_id}/findings/").status_code == 404
+    assert api.get(f"/api/v1/jobs/{job.public_id}/sarif/").status_code == 404
+
+
+def report_column_read(queries: CaptureQueriesContext) -> bool:
+    return any('"jobs_job"."report"' in query["sql"] for query in queries.captured_queries)
+
+
+def test_job_lists_never_load_the_report(client, team, noisy):
+    """Failed before the fix: both lists selected the report column (1.2 s for the HTML
+    list of the issue)."""
+    client.force_login(team.member)
+    api = token_client(team.member_raw_token)
+    with CaptureQueriesContext(connection) as html_list:
+        assert client.get("/jobs/").status_code == 200
+    with CaptureQueriesContext(connection) as api_list:
+        assert api.get("/api/v1/jobs/").status_code == 200
+    with CaptureQueriesContext(connection) as detail:
+        assert api.get(f"/api/v1/jobs/{noisy.public_id}/").status_code == 200
+    assert not report_column_read(html_list) and not report_column_read(api_list)
+    assert report_column_read(detail)  # the check sees the column when it is read
+
+
+def test_unscanned_uploads_are_on_the_page_and_in_the_api(client, team, media_root):
+    """Failed before the fix: done with 0 files scanned and nothing said why; and late-nul.cu
+    crashed the task (DataError): its NUL reached the report, which PostgreSQL's jsonb
+    refuses."""
+    job = job_submit(
+        team=team.team,
+        user=team.member,
+        kind="codescan",
+        uploads=[
+            SimpleUploadedFile("weights.bin", b"\x00\x01" * 5000),
+            SimpleUploadedFile("late-nul.cu", b"// x\n" * 3000 + KERNEL_WITH_NUL),
+        ],
+    )
+    assert analyze_job.apply(args=[job.pk]).get() == "done"
+    client.force_login(team.member)
+    page = client.get(job.get_absolute_url()).content.decode()
+    assert '<details id="skipped-paths" open>' in page
+    assert "<code>weights.bin</code>: not a type the scanner reads (.bin files)" in page
+    assert "<code>late-nul.cu</code>: binary file" in page
+    body = token_client(team.member_raw_token).get(f"/api/v1/jobs/{job.public_id}/").json()
+    assert body["report"]["files_scanned"] == 0
+    assert {item["path"] for item in body["report"]["skipped"]} == {"weights.bin", "late-nul.cu"}
