@@ -11,7 +11,10 @@ class ApiTokenForm(forms.Form):
         max_value=TOKEN_LIFETIME_MAX_DAYS,
         initial=90,
         required=False,
-        help_text=f"1 to {TOKEN_LIFETIME_MAX_DAYS}; empty for a token that never expires.",
+        help_text=(
+            f"1 to {TOKEN_LIFETIME_MAX_DAYS}; empty for a token that never expires, unless the"
+            " team caps token lifetime."
+        ),
     )
 
     def __init__(self, *args, teams, **kwargs) -> None:
