@@ -1,4 +1,8 @@
-"""A Job is one upload's trip through a worker: pending -> running -> done | failed."""
+"""A Job is one upload's trip through a worker: queued -> running -> done | failed.
+
+A queued job is committed before its message goes to the broker; `dispatched_at` is set only
+once the broker accepted the message, so the reaper can tell "never sent" from "sent, lost".
+"""
 
 import uuid
 
@@ -16,7 +20,7 @@ class JobKind(models.TextChoices):
 
 
 class JobStatus(models.TextChoices):
-    PENDING = "pending"
+    QUEUED = "queued"
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"
@@ -34,7 +38,7 @@ class Job(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="jobs"
     )
     kind = models.CharField(max_length=20, choices=JobKind.choices)
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
     progress_pct = models.PositiveSmallIntegerField(default=0)
     stage = models.CharField(max_length=200, blank=True)
     inputs_sha256 = models.CharField(max_length=64, help_text="Digest over the inputs' digests.")
@@ -45,7 +49,16 @@ class Job(models.Model):
     worker = models.CharField(max_length=200, blank=True, help_text="host:pid of the claimer")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+    idempotency_key = models.CharField(
+        max_length=255,
+        blank=True,
+        default="",
+        help_text="The client's Idempotency-Key: a retry with it returns this job.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+    dispatched_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the broker accepted the job's message."
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -54,6 +67,7 @@ class Job(models.Model):
         indexes = [
             models.Index(fields=["team", "kind", "inputs_sha256"]),
             models.Index(fields=["status", "heartbeat_at"]),
+            models.Index(fields=["status", "dispatched_at"]),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(progress_pct__lte=100), name="job_progress_pct"),
@@ -62,6 +76,12 @@ class Job(models.Model):
             ),
             models.CheckConstraint(
                 condition=~Q(status="failed") | ~Q(error=""), name="job_failed_has_error"
+            ),
+            # Two concurrent retries with one key cannot both create a job.
+            models.UniqueConstraint(
+                fields=["team", "idempotency_key"],
+                condition=~Q(idempotency_key=""),
+                name="job_idempotency_key_per_team",
             ),
         ]
 

@@ -1,9 +1,11 @@
+import re
+
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
@@ -19,7 +21,20 @@ from jobs.api.serializers import (
 )
 from jobs.models import Job, JobKind
 from jobs.reports import FINDING_FILTERS, findings_matching
-from jobs.services import job_submit
+from jobs.services import IdempotencyKeyReused, job_submit_idempotent
+
+# Visible ASCII, as the IETF draft's examples (UUIDs, random strings) are.
+IDEMPOTENCY_KEY = re.compile(r"[!-~]{1,255}")
+IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    description=(
+        "Optional, up to 255 visible ASCII characters, unique per upload. A retry with the same "
+        "key and the same files (for 24 h, per team) returns the job the first request made, "
+        "with 200 instead of 201, and creates no other; the same key with other files is 409."
+    ),
+)
 
 
 class FindingsPagination(PageNumberPagination):
@@ -54,18 +69,38 @@ class JobViewSet(
             return JobSubmitSerializer
         return JobSummarySerializer if self.action == "list" else JobSerializer
 
-    @extend_schema(request=JobSubmitSerializer, responses={201: JobSerializer})
+    @extend_schema(
+        request=JobSubmitSerializer,
+        parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={
+            201: JobSerializer,
+            200: OpenApiResponse(JobSerializer, "A retry: the job its Idempotency-Key made."),
+            409: OpenApiResponse(description="The Idempotency-Key was used for other files."),
+        },
+    )
     def create(self, request: Request, *args, **kwargs) -> Response:
+        key = request.headers.get("Idempotency-Key")
+        if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
+            raise ValidationError({"Idempotency-Key": "1 to 255 visible ASCII characters."})
         serializer = JobSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        job = job_submit(
-            team=request_active_team(request),
-            user=request.user,
-            kind=serializer.validated_data["kind"],
-            uploads=serializer.validated_data["files"],
-        )
-        body = JobSerializer(job, context={"request": request}).data
-        return Response(body, status=status.HTTP_201_CREATED)
+        try:
+            submission = job_submit_idempotent(
+                team=request_active_team(request),
+                user=request.user,
+                kind=serializer.validated_data["kind"],
+                uploads=serializer.validated_data["files"],
+                idempotency_key=key,
+            )
+        except IdempotencyKeyReused:
+            return Response(
+                {"detail": "This Idempotency-Key was used for other files: send a new key."},
+                status=status.HTTP_409_CONFLICT,
+            )
+        body = JobSerializer(submission.job, context={"request": request}).data
+        if submission.created:
+            return Response(body, status=status.HTTP_201_CREATED)
+        return Response(body, status=status.HTTP_200_OK, headers={"Idempotent-Replayed": "true"})
 
     def _scan_report(self) -> dict:
         job = self.get_object()

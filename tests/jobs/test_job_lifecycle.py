@@ -20,7 +20,7 @@ from jobs.services import (
     jobs_reap,
 )
 from jobs.tasks import analyze_job
-from tests.jobs.conftest import DLRM, LARGEST_TRACE, SMALL_TRACE, upload
+from tests.jobs.conftest import DLRM, LARGEST_TRACE, SMALL_TRACE, needs_real_services, upload
 
 
 @pytest.fixture
@@ -73,8 +73,47 @@ def test_the_reaper_resends_silent_running_jobs(job, settings, django_capture_on
     job_claim(job_id=job.pk)
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     with django_capture_on_commit_callbacks() as callbacks:
-        assert jobs_reap() == {"requeued": 1, "resent": 0}
+        assert jobs_reap() == {"requeued": 1, "dispatched": 0, "resent": 0}
     assert len(callbacks) == 1
+
+
+@needs_real_services
+def test_a_job_is_committed_queued_and_marked_dispatched_once_the_broker_took_it(
+    team, media_root, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        job = job_submit(team=team.team, user=team.member, kind="trace", uploads=[upload(DLRM[0])])
+        assert (job.status, job.dispatched_at) == (JobStatus.QUEUED, None)
+    job.refresh_from_db()
+    assert job.status == JobStatus.QUEUED and job.dispatched_at is not None
+
+
+def test_the_reaper_sends_a_never_dispatched_job_after_the_grace_not_the_visibility_timeout(
+    job, settings, django_capture_on_commit_callbacks
+):
+    """Before: a job whose message the broker never took waited for the visibility timeout
+    (900 s by default) like a lost one."""
+    settings.JOB_DISPATCH_GRACE_S = 30
+    assert job.dispatched_at is None  # its after-commit dispatch never ran: "the broker was down"
+    Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(seconds=10))
+    assert jobs_reap() == {"requeued": 0, "dispatched": 0, "resent": 0}
+    Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(seconds=31))
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert jobs_reap() == {"requeued": 0, "dispatched": 1, "resent": 0}
+    assert len(callbacks) == 1
+
+
+def test_a_dispatched_job_is_sent_again_only_after_the_visibility_timeout(job, settings):
+    visibility_s = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    long_ago = timezone.now() - timedelta(seconds=visibility_s * 2)
+    Job.objects.filter(pk=job.pk).update(
+        created_at=long_ago, dispatched_at=timezone.now() - timedelta(seconds=60)
+    )
+    assert jobs_reap() == {"requeued": 0, "dispatched": 0, "resent": 0}
+    Job.objects.filter(pk=job.pk).update(
+        dispatched_at=timezone.now() - timedelta(seconds=visibility_s + 1)
+    )
+    assert jobs_reap() == {"requeued": 0, "dispatched": 0, "resent": 1}
 
 
 def test_a_malformed_upload_fails_in_process_with_the_analysers_message(team, media_root):

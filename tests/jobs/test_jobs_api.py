@@ -16,12 +16,12 @@ def api(team, media_root):
     return token_client(team.member_raw_token)
 
 
-def test_a_trace_upload_creates_a_pending_job_of_the_callers_team(api, team):
+def test_a_trace_upload_creates_a_queued_job_of_the_callers_team(api, team):
     response = api.post(URL, {"kind": "trace", "files": [upload(SMALL_TRACE)]}, format="multipart")
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["status"], body["team"], body["created_by"]) == (
-        "pending",
+        "queued",
         "alpha",
         team.member.username,
     )
@@ -56,7 +56,7 @@ def test_identical_files_from_another_team_are_analysed_afresh(team, media_root)
     theirs = job_submit(
         team=other.team, user=other.member, kind="trace", uploads=[upload(SMALL_TRACE)]
     )
-    assert theirs.status == "pending" and theirs.reused_from is None
+    assert theirs.status == "queued" and theirs.reused_from is None
 
 
 @pytest.mark.parametrize(
