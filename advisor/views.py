@@ -349,18 +349,7 @@ class SizingInput:
     def is_valid(self) -> bool:
         payload = self.payload()
         serializer = SizingRequestSerializer(data=payload)
-        try:
-            valid = serializer.is_valid()
-        except (TypeError, ValueError, AttributeError, KeyError, ArithmeticError) as error:
-            # The architecture reader should refuse a malformed config.json with its own
-            # error; until it does for every field, a malformed one must not become a 500.
-            if self.source != "config":
-                raise
-            self.errors.setdefault(self.config_field, []).append(
-                f"This config.json could not be read ({type(error).__name__}: {error})."
-            )
-            return False
-        if not valid:
+        if not serializer.is_valid():
             self._map_errors(serializer.errors)
         if self.errors:
             return False

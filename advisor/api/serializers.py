@@ -1,6 +1,7 @@
 """The sizing request: validated once here for the API, the web form and the CLI."""
 
 import json
+from typing import Any
 
 from rest_framework import serializers
 
@@ -16,6 +17,7 @@ from advisor.domain.portability.questionnaire import (
     Target,
 )
 from advisor.domain.sizing.architecture import (
+    MAX_PARAMS_TOTAL,
     UnsupportedArchitecture,
     architecture_from_config,
     architecture_from_params,
@@ -30,13 +32,43 @@ from advisor.domain.sizing.workload import (
     Task,
     Workload,
 )
+from catalog.domain.json_depth import JsonTooDeep, json_loads_limited
 
 MAX_CONFIG_BYTES = 256 * 1024
-MAX_PARAMS = 10**13  # 10 trillion: beyond any published model
 
 
 def _choices(enum) -> list[tuple[str, str]]:
     return [(member.value, member.value) for member in enum]
+
+
+class FormNullableJSONField(serializers.JSONField):
+    """A JSON value; sent as a form field, an empty value is null, as DRF already reads it for
+    every other nullable field (DRF's JSONField would try to parse "" as JSON and refuse it)."""
+
+    def get_value(self, dictionary):
+        value = super().get_value(dictionary)
+        if self.allow_null and getattr(value, "is_json_string", False) and value == "":
+            return None
+        return value
+
+
+class ConfigJSONField(FormNullableJSONField):
+    """A config.json as an object, or as its text (a JSON string, a form field, the file the
+    page or `size` read): the text is decoded here, once, under the one nesting limit."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            return super().to_internal_value(data)
+        if len(data.encode()) > MAX_CONFIG_BYTES:
+            raise serializers.ValidationError("larger than a config.json can be (256 KiB)")
+        try:
+            return json_loads_limited(data)
+        except JsonTooDeep as error:
+            raise serializers.ValidationError(str(error)) from error
+        except json.JSONDecodeError as error:
+            raise serializers.ValidationError(f"not valid JSON: {error.msg}") from error
+        except ValueError as error:  # e.g. an integer of more than 4,300 digits
+            raise serializers.ValidationError(f"not valid JSON: {error}") from error
 
 
 class SizingRequestSerializer(serializers.Serializer):
@@ -46,16 +78,16 @@ class SizingRequestSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="A bundled model slug (GET /api/v1/advice/models lists them).",
     )
-    config = serializers.JSONField(
+    config = ConfigJSONField(
         required=False,
         allow_null=True,
-        help_text="A Hugging Face config.json object, instead of `model`.",
+        help_text="A Hugging Face config.json object (or its text), instead of `model`.",
     )
     params = serializers.IntegerField(
         required=False,
         allow_null=True,
         min_value=1_000_000,
-        max_value=MAX_PARAMS,
+        max_value=MAX_PARAMS_TOTAL,
         help_text="A bare parameter count, instead of `model` or `config`.",
     )
     num_layers = serializers.IntegerField(
@@ -113,14 +145,9 @@ class SizingRequestSerializer(serializers.Serializer):
         super().__init__(*args, **kwargs)
         self.fields["model"].choices = [(slug, slug) for slug in bundled_models()]
 
-    def validate_config(self, value):
+    def validate_config(self, value: Any) -> dict | None:
         if value is None:
             return None
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError as error:
-                raise serializers.ValidationError(f"not valid JSON: {error.msg}") from error
         if not isinstance(value, dict):
             raise serializers.ValidationError("must be a JSON object (a config.json)")
         if len(json.dumps(value)) > MAX_CONFIG_BYTES:
@@ -137,9 +164,9 @@ class SizingRequestSerializer(serializers.Serializer):
             if attrs.get("model"):
                 architecture = bundled_models()[attrs["model"]].architecture()
             elif attrs.get("config"):
-                config = attrs["config"]
-                name = str(config.get("_name_or_path") or "uploaded config")[:100]
-                architecture = architecture_from_config(config, name)
+                path = attrs["config"].get("_name_or_path")
+                name = path[:100] if isinstance(path, str) and path else "uploaded config"
+                architecture = architecture_from_config(attrs["config"], name)
             else:
                 architecture = architecture_from_params(
                     attrs["params"],

@@ -75,13 +75,80 @@ class ModelArchitecture:
         return elements * sequences * bytes_per_element
 
 
-def _get(config: Mapping[str, Any], *names: str, default: Any = None, required: bool = True) -> Any:
-    for name in names:
-        if config.get(name) is not None:
-            return config[name]
-    if default is not None or not required:
-        return default
-    raise UnsupportedArchitecture(f"config.json has no {' / '.join(names)}")
+# The largest value accepted for every field the readers use: generous physical limits, far
+# beyond any published model (Llama-3.1-405B: 126 layers, hidden size 16,384, 128,256 tokens;
+# DeepSeek-V3: 256 routed experts; 10M-token contexts), so that a typo or a hostile config is
+# refused by name instead of becoming an answer about 10^100 parameters.
+FIELD_LIMITS: dict[str, int] = {
+    # layers
+    "num_hidden_layers": 10_000,
+    "n_layer": 10_000,
+    "num_layers": 10_000,
+    "num_decoder_layers": 10_000,
+    "first_k_dense_replace": 10_000,
+    "moe_layer_freq": 10_000,
+    # widths
+    "hidden_size": 1_048_576,
+    "n_embd": 1_048_576,
+    "d_model": 1_048_576,
+    "intermediate_size": 4_194_304,
+    "moe_intermediate_size": 4_194_304,
+    "ffn_hidden_size": 4_194_304,
+    "n_inner": 4_194_304,
+    "d_ff": 4_194_304,
+    "kv_lora_rank": 1_048_576,
+    "q_lora_rank": 1_048_576,
+    # attention heads and their widths
+    "num_attention_heads": 65_536,
+    "n_head": 65_536,
+    "num_heads": 65_536,
+    "num_key_value_heads": 65_536,
+    "num_kv_heads": 65_536,
+    "head_dim": 65_536,
+    "d_kv": 65_536,
+    "qk_nope_head_dim": 65_536,
+    "qk_rope_head_dim": 65_536,
+    "v_head_dim": 65_536,
+    "relative_attention_num_buckets": 65_536,
+    "num_ln_in_parallel_attn": 2,
+    # vocabularies
+    "vocab_size": 10_000_000,
+    "type_vocab_size": 10_000_000,
+    # experts
+    "num_local_experts": 100_000,
+    "n_routed_experts": 100_000,
+    "n_shared_experts": 100_000,
+    "num_experts_per_tok": 100_000,
+    # positions (tokens)
+    "max_position_embeddings": 100_000_000,
+    "n_positions": 100_000_000,
+    "sliding_window": 100_000_000,
+}
+# 10 trillion parameters: beyond any published model; the bound for a bare count too.
+MAX_PARAMS_TOTAL = 10**13
+_SHOWN_CHARACTERS = 40
+
+
+def _shown(value: Any) -> str:
+    """A wrong value as the message shows it: short, however long the input."""
+    text = repr(value)
+    if len(text) <= _SHOWN_CHARACTERS:
+        return text
+    return f"{text[:_SHOWN_CHARACTERS]}... ({len(text):,} characters)"
+
+
+def _whole(name: str, value: Any, minimum: int) -> int:
+    """`value` as a count of at least `minimum` and at most the field's limit; booleans, floats
+    (1e308, NaN, Infinity), strings and containers are refused."""
+    maximum = FIELD_LIMITS[name]
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        kind = (
+            f"a positive integer of at most {maximum:,}"
+            if minimum == 1
+            else f"a whole number from {minimum:,} to {maximum:,}"
+        )
+        raise UnsupportedArchitecture(f"{name} must be {kind}, got {_shown(value)}")
+    return value
 
 
 def _optional_int(
@@ -89,24 +156,50 @@ def _optional_int(
 ) -> int:
     """An optional count: absent gives `default`, and so does null where the model reads null
     as "the default" (GPT-2's n_inner, DeepSeek's q_lora_rank); anything else must be a whole
-    number of at least `minimum`."""
+    number from `minimum` to the field's limit."""
     if name not in config:
         return default
     value = config[name]
     if value is None and null_ok:
         return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise UnsupportedArchitecture(
-            f"{name} must be a whole number of at least {minimum}, got {value!r}"
-        )
-    return value
+    return _whole(name, value, minimum)
 
 
 def _positive_int(config: Mapping[str, Any], *names: str, default: int | None = None) -> int:
-    value = _get(config, *names, default=default)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise UnsupportedArchitecture(f"{names[0]} must be a positive integer, got {value!r}")
+    """The first of `names` the config sets (not null), else `default`, else a refusal."""
+    for name in names:
+        if config.get(name) is not None:
+            return _whole(name, config[name], 1)
+    if default is None:
+        raise UnsupportedArchitecture(f"config.json has no {' / '.join(names)}")
+    return default
+
+
+def _flag(config: Mapping[str, Any], name: str, default: bool) -> bool:
+    value = config.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise UnsupportedArchitecture(f"{name} must be true or false, got {_shown(value)}")
     return value
+
+
+def _optional_text(config: Mapping[str, Any], name: str, default: str | None = None) -> str | None:
+    value = config.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise UnsupportedArchitecture(f"{name} must be a string, got {_shown(value)}")
+    return value
+
+
+def _head_dim(hidden: int, heads: int, hidden_name: str, heads_name: str) -> int:
+    """hidden / heads, for the families whose attention splits the hidden size evenly."""
+    if hidden % heads:
+        raise UnsupportedArchitecture(
+            f"{hidden_name}={hidden:,} is not a multiple of {heads_name}={heads:,}"
+        )
+    return hidden // heads
 
 
 def _decoder(config: Mapping[str, Any], name: str) -> ModelArchitecture:
@@ -117,14 +210,22 @@ def _decoder(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     layers = _positive_int(config, "num_hidden_layers")
     heads = _positive_int(config, "num_attention_heads")
     kv_heads = _positive_int(config, "num_key_value_heads", default=heads)
+    if heads % kv_heads:
+        raise UnsupportedArchitecture(
+            f"num_key_value_heads={kv_heads:,} does not divide num_attention_heads={heads:,}"
+        )
+    if "head_dim" not in config and heads > h:
+        raise UnsupportedArchitecture(
+            f"num_attention_heads={heads:,} exceeds hidden_size={h:,} (and no head_dim is given)"
+        )
     head_dim = _positive_int(config, "head_dim", default=h // heads)
     vocab = _positive_int(config, "vocab_size")
     inter = _positive_int(config, "intermediate_size")
-    tied = bool(config.get("tie_word_embeddings", family in {"gemma", "gemma2"}))
+    tied = _flag(config, "tie_word_embeddings", family in {"gemma", "gemma2"})
     q_dim, kv_dim = heads * head_dim, kv_heads * head_dim
-    attention_bias = bool(config.get("attention_bias", False))
+    attention_bias = _flag(config, "attention_bias", False)
     qkv_bias = family == "qwen2" or attention_bias
-    mlp_bias = bool(config.get("mlp_bias", False))
+    mlp_bias = _flag(config, "mlp_bias", False)
 
     attention = h * q_dim + 2 * h * kv_dim + q_dim * h
     if qkv_bias:
@@ -155,7 +256,7 @@ def _decoder(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     active = embedding + head + layers * per_layer_active + h
 
     window = _optional_int(config, "sliding_window", 0) or None
-    if family == "qwen2" and not config.get("use_sliding_window", False):
+    if family == "qwen2" and not _flag(config, "use_sliding_window", False):
         window = None
     windowed_layers = 0
     if window:
@@ -211,6 +312,10 @@ def _deepseek_v2(config: Mapping[str, Any], name: str) -> ModelArchitecture:
             f"num_experts_per_tok={top_k} exceeds n_routed_experts={routed}"
         )
     dense_layers = _optional_int(config, "first_k_dense_replace", 0, minimum=0)
+    if dense_layers > layers:
+        raise UnsupportedArchitecture(
+            f"first_k_dense_replace={dense_layers:,} exceeds num_hidden_layers={layers:,}"
+        )
     if _optional_int(config, "moe_layer_freq", 1, null_ok=False) != 1:
         raise UnsupportedArchitecture("moe_layer_freq other than 1 is not supported")
     kv_rank = _positive_int(config, "kv_lora_rank")
@@ -232,14 +337,14 @@ def _deepseek_v2(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     )
     expert = 3 * h * moe_inter
     gate = routed * h
-    if config.get("topk_method") == "noaux_tc":
+    if _optional_text(config, "topk_method") == "noaux_tc":
         gate += routed  # DeepSeek-V3's e_score_correction_bias
     shared_mlp = 3 * h * moe_inter * shared
     moe_total = routed * expert + shared_mlp + gate
     moe_active = top_k * expert + shared_mlp + gate
     dense_mlp = 3 * h * inter
     moe_layers = layers - dense_layers
-    tied = bool(config.get("tie_word_embeddings", False))
+    tied = _flag(config, "tie_word_embeddings", False)
     embedding = vocab * h
     head = 0 if tied else vocab * h
     common = embedding + head + h + layers * (attention + 2 * h) + dense_layers * dense_mlp
@@ -278,23 +383,24 @@ def _falcon(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     layers = _positive_int(config, "num_hidden_layers")
     heads = _positive_int(config, "num_attention_heads")
     vocab = _positive_int(config, "vocab_size")
-    head_dim = h // heads
-    new_arch = bool(config.get("new_decoder_architecture", False))
+    head_dim = _head_dim(h, heads, "hidden_size", "num_attention_heads")
+    new_arch = _flag(config, "new_decoder_architecture", False)
     if new_arch:
         kv_heads = _positive_int(config, "num_kv_heads")
     else:
-        kv_heads = 1 if config.get("multi_query", True) else heads
-    if not config.get("parallel_attn", True) and not new_arch:
+        kv_heads = 1 if _flag(config, "multi_query", True) else heads
+    if not _flag(config, "parallel_attn", True) and not new_arch:
         raise UnsupportedArchitecture("parallel_attn=false Falcon variants are not supported")
     inter = _optional_int(config, "ffn_hidden_size", 4 * h)
-    bias = bool(config.get("bias", False))
+    bias = _flag(config, "bias", False)
     qkv = h * (heads + 2 * kv_heads) * head_dim + (bias and (heads + 2 * kv_heads) * head_dim)
     dense = h * h + (bias and h)
     mlp = 2 * h * inter + (bias and inter + h)
-    norms = (2 if new_arch and config.get("num_ln_in_parallel_attn", 2) == 2 else 1) * 2 * h
+    norms_per_block = _optional_int(config, "num_ln_in_parallel_attn", 2) if new_arch else 1
+    norms = norms_per_block * 2 * h
     per_layer = qkv + dense + mlp + norms
     embedding = vocab * h
-    tied = bool(config.get("tie_word_embeddings", True))
+    tied = _flag(config, "tie_word_embeddings", True)
     head = 0 if tied else vocab * h
     total = embedding + head + layers * per_layer + 2 * h
     return ModelArchitecture(
@@ -328,6 +434,7 @@ def _gpt2(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     heads = _positive_int(config, "n_head", "num_attention_heads")
     vocab = _positive_int(config, "vocab_size")
     positions = _positive_int(config, "n_positions", "max_position_embeddings")
+    _head_dim(h, heads, "n_embd", "n_head")
     inter = _optional_int(config, "n_inner", 4 * h)
     per_layer = (
         2 * h  # ln_1
@@ -342,7 +449,7 @@ def _gpt2(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         + h  # mlp c_proj
     )
     embedding = vocab * h
-    tied = bool(config.get("tie_word_embeddings", True))
+    tied = _flag(config, "tie_word_embeddings", True)
     total = embedding + positions * h + layers * per_layer + 2 * h + (0 if tied else vocab * h)
     return ModelArchitecture(
         name=name,
@@ -379,6 +486,7 @@ def _bert(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     vocab = _positive_int(config, "vocab_size")
     inter = _positive_int(config, "intermediate_size")
     positions = _positive_int(config, "max_position_embeddings")
+    _head_dim(h, heads, "hidden_size", "num_attention_heads")
     token_types = _optional_int(config, "type_vocab_size", 2, minimum=0, null_ok=False)
     per_layer = 4 * (h * h + h) + 2 * h + (h * inter + inter) + (inter * h + h) + 2 * h
     embedding = vocab * h
@@ -423,7 +531,7 @@ def _t5(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     enc_layers = _positive_int(config, "num_layers")
     dec_layers = _optional_int(config, "num_decoder_layers", enc_layers)
     buckets = _optional_int(config, "relative_attention_num_buckets", 32, null_ok=False)
-    projection = config.get("feed_forward_proj", "relu")
+    projection = _optional_text(config, "feed_forward_proj", "relu")
     if projection not in {"relu", "gelu", "gated-gelu", "gated-relu", "gated-silu"}:
         raise UnsupportedArchitecture(f"feed_forward_proj={projection!r} is not supported")
     gated = projection.startswith("gated-")
@@ -433,7 +541,7 @@ def _t5(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     encoder = enc_layers * (attention + d + ff + d) + heads * buckets + d
     decoder = dec_layers * (2 * attention + ff + 3 * d) + heads * buckets + d
     embedding = vocab * d
-    tied = bool(config.get("tie_word_embeddings", True))
+    tied = _flag(config, "tie_word_embeddings", True)
     head = 0 if tied else vocab * d
     total = embedding + head + encoder + decoder
     return ModelArchitecture(
@@ -482,20 +590,32 @@ FAMILIES: dict[str, Callable[[Mapping[str, Any], str], ModelArchitecture]] = {
 
 
 def architecture_from_config(config: Mapping[str, Any], name: str = "") -> ModelArchitecture:
-    """Count parameters exactly from a Hugging Face config; refuse what we cannot count."""
+    """Count parameters exactly from a Hugging Face config; refuse what we cannot count.
+
+    Every refusal is UnsupportedArchitecture naming the field: a missing field, a value of the
+    wrong JSON type, or one outside FIELD_LIMITS."""
     if not isinstance(config, Mapping):
         raise UnsupportedArchitecture("config.json must be a JSON object")
     model_type = config.get("model_type")
     if not isinstance(model_type, str) or model_type not in FAMILIES:
         supported = ", ".join(sorted(FAMILIES))
         raise UnsupportedArchitecture(
-            f"model_type={model_type!r} is not supported (supported: {supported})"
+            f"model_type={_shown(model_type)} is not supported (supported: {supported})"
         )
     if config.get("quantization_config"):
         raise UnsupportedArchitecture(
             "quantization_config: give the unquantised config and choose the weight dtype here"
         )
-    return FAMILIES[model_type](config, name or str(config.get("_name_or_path") or model_type))
+    path = config.get("_name_or_path")
+    architecture = FAMILIES[model_type](
+        config, name or (path if isinstance(path, str) and path else model_type)
+    )
+    if architecture.params_total > MAX_PARAMS_TOTAL:
+        raise UnsupportedArchitecture(
+            f"this config.json describes {architecture.params_total:.3g} parameters; the "
+            f"largest model accepted has {MAX_PARAMS_TOTAL:,}"
+        )
+    return architecture
 
 
 # A dense decoder has about 12·L·h² parameters in its layers; published models keep h/L near

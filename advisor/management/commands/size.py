@@ -77,9 +77,10 @@ class Command(BaseCommand):
         if options["model"]:
             data["model"] = options["model"]
         elif options["config"]:
+            # The text, decoded by the serializer under the same rules as the API and the page.
             try:
-                data["config"] = json.loads(options["config"].read_text())
-            except (OSError, json.JSONDecodeError) as error:
+                data["config"] = options["config"].read_text(encoding="utf-8-sig")
+            except (OSError, UnicodeDecodeError) as error:
                 raise CommandError(f"cannot read {options['config']}: {error}") from error
         else:
             data["params"] = int(options["params"])
