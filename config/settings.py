@@ -141,6 +141,18 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = env.bool("WHITENOISE_USE_FINDERS", default=True)
 
 CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+if CACHES["default"]["BACKEND"].endswith("RedisCache"):
+    # A Redis that is down or hung must cost a request a fraction of a second, not redis-py's
+    # default of waiting forever; the callers fail open (accounts/throttling.py).
+    CACHES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "socket_connect_timeout": env.float("CACHE_CONNECT_TIMEOUT_S", default=0.25),
+            "socket_timeout": env.float("CACHE_TIMEOUT_S", default=0.5),
+        }
+    )
+# Once the cache failed, each process skips it for this long instead of paying the timeout on
+# every request.
+CACHE_RETRY_AFTER_S = env.float("CACHE_RETRY_AFTER_S", default=5.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -221,7 +233,18 @@ CELERY_TASK_TIME_LIMIT = env.int("JOB_HARD_TIME_LIMIT_S", default=600)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int(
         "CELERY_VISIBILITY_TIMEOUT_S", default=CELERY_TASK_TIME_LIMIT + 300
-    )
+    ),
+    "socket_connect_timeout": env.float("CELERY_BROKER_CONNECT_TIMEOUT_S", default=1.0),
+    "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT_S", default=2.0),
+}
+# Publishing from a web request gives up quickly when the broker is down or hung: the job is
+# already committed and the reaper sends it once the broker is back (jobs/services.py).
+CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECT_TIMEOUT_S", default=1.0)
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
 }
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="celery")
 
@@ -288,6 +311,10 @@ JOB_ANALYSIS_MEMORY_BYTES = env.int("JOB_ANALYSIS_MEMORY_BYTES", default=3 * 102
 JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=2)
 # A running job whose worker has not reported for this long is considered abandoned.
 JOB_HEARTBEAT_TIMEOUT_S = env.int("JOB_HEARTBEAT_TIMEOUT_S", default=60)
+# A queued job whose message the broker never accepted is sent by the reaper after this long.
+JOB_DISPATCH_GRACE_S = env.int("JOB_DISPATCH_GRACE_S", default=30)
+# An Idempotency-Key on POST /api/v1/jobs/ names the same job for this long.
+JOB_IDEMPOTENCY_KEY_TTL_S = env.int("JOB_IDEMPOTENCY_KEY_TTL_S", default=24 * 3600)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 LOGGING = {
