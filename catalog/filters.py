@@ -2,6 +2,7 @@
 
 import django_filters as filters
 from django import forms
+from drf_spectacular.utils import extend_schema_field
 
 from catalog.models import PRICING_MODEL_CHOICES, Gpu, Offer, Provider, Vendor
 
@@ -21,9 +22,18 @@ class IntegerFilter(filters.NumberFilter):
     field_class = forms.IntegerField
 
 
-def strict_boolean_filter(label: str) -> filters.TypedChoiceFilter:
-    """true / false; anything else is an error rather than silently ignored."""
-    return filters.TypedChoiceFilter(
+@extend_schema_field(
+    {"type": "boolean", "description": "true or false; any other value is a 400 that says why."}
+)
+class StrictBooleanFilter(filters.TypedChoiceFilter):
+    """true / false (empty: either); anything else is an error rather than silently ignored.
+
+    The schema says boolean: django-filter's choices would otherwise document the strings as
+    the enum of a boolean, which no client can send."""
+
+
+def strict_boolean_filter(label: str) -> StrictBooleanFilter:
+    return StrictBooleanFilter(
         choices=[("", "any"), ("true", "yes"), ("false", "no")],
         coerce=lambda value: value == "true",
         empty_value=None,

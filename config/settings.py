@@ -155,7 +155,8 @@ if CACHES["default"]["BACKEND"].endswith("RedisCache"):
 CACHE_RETRY_AFTER_S = env.float("CACHE_RETRY_AFTER_S", default=5.0)
 
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's, plus each operation's error responses (config/schema.py).
+    "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",
     # Filtering and ordering both come from the app's FilterSets, shared with the HTML pages.
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "COERCE_DECIMAL_TO_STRING": False,
@@ -213,6 +214,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A required text field must not be empty: say so (minLength 1), as DRF enforces it.
+    "ENFORCE_NON_BLANK_FIELDS": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.schema.postprocess_form_bodies",
+    ],
 }
 
 # Celery: with no broker configured, tasks run in-process (embedded mode).

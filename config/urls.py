@@ -30,3 +30,5 @@ urlpatterns = [
     path("", include("jobs.urls")),
     path("", include("catalog.urls")),
 ]
+
+handler404 = "config.errors.not_found"

@@ -1,4 +1,5 @@
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from django.urls import reverse
 from rest_framework import serializers
 
@@ -102,9 +103,23 @@ class JobSummarySerializer(JobSerializer):
         read_only_fields = fields
 
 
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "string", "format": "binary"},
+        "minItems": 1,
+        "maxItems": MAX_FILES,
+        "description": "One part per file, each named `files`.",
+    }
+)
+class UploadedFilesField(serializers.ListField):
+    """Files sent as multipart parts: binary in the schema, where a plain ListField of
+    FileFields would read as a list of URIs that no generated client could upload."""
+
+
 class JobSubmitSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=JobKind.choices)
-    files = serializers.ListField(
+    files = UploadedFilesField(
         child=serializers.FileField(allow_empty_file=False), min_length=1, max_length=MAX_FILES
     )
 
