@@ -1,0 +1,131 @@
+"""Schemathesis against the live OpenAPI schema (GET /api/schema/), in the normal pytest run.
+
+Every operation gets requests that fit the schema and requests that break it, sent through the
+WSGI application with a team member's API token. Each answer must be no 5xx, a documented
+status code and content type, a body that matches the documented schema, a 4xx for a request
+that breaks the schema, and a 2xx (or a documented refusal such as 404) for one that fits it.
+
+Bounded: 25 generated examples per operation plus schemathesis' deterministic coverage cases,
+a fixed seed with derandomized generation (the same requests on every run), no example
+database, and a time budget for the whole module.
+"""
+
+import time
+
+import pytest
+import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections, transaction
+from hypothesis import HealthCheck, settings
+
+from catalog.services import catalog_load_bundled
+from config.wsgi import application
+from tests.accounts.conftest import make_team
+
+EXAMPLES_PER_OPERATION = 25
+TIME_BUDGET_S = 120.0
+
+# Checks turned off for one operation, each with its reason. "positive_data_acceptance" is
+# off where a rule depends on data or on other fields, which a schema cannot state, so a
+# schema-valid request may rightly be a 400; every other check still runs there.
+RELAXED_CHECKS = {
+    # Exactly one of model, config or params; a workload must fit its architecture.
+    "v1_advice_sizing_create": ["positive_data_acceptance"],
+    # `gpu` and `provider` take keys that exist in the catalogue.
+    "v1_offers_list": ["positive_data_acceptance"],
+    # A new token may not outlive the token that creates it, nor the team's lifetime policy.
+    # And DRF's CharField takes a number as its text ({"name": 0} names the token "0"): a
+    # deliberate DRF coercion that "negative_data_rejection" reports as accepting bad input.
+    "v1_tokens_create": ["positive_data_acceptance", "negative_data_rejection"],
+}
+
+# Operations with a failure that belongs to a bug another change is fixing: they run, marked
+# xfail (not strict), until the fix lands; then the entry goes.
+OPEN_BUGS = {
+    # H4: the Idempotency-Key header is documented as any string, but the view accepts only
+    # 1 to 255 visible ASCII characters, so schema-valid keys get a 400: the parameter needs
+    # that pattern in the schema.
+    "v1_jobs_create": "Idempotency-Key schema lacks the pattern the view enforces (H4)",
+}
+
+CONFIG = schemathesis.Config.from_dict(
+    {
+        "seed": 20261201,
+        "generation": {
+            "max-examples": EXAMPLES_PER_OPERATION,
+            "deterministic": True,
+            "database": "none",
+        },
+        "operations": [
+            {
+                "include-operation-id": operation_id,
+                "checks": {check: {"enabled": False} for check in checks},
+            }
+            for operation_id, checks in RELAXED_CHECKS.items()
+        ],
+    }
+)
+# Loading the schema makes no database query: the catalogue and the token come per test below.
+schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application, config=CONFIG)
+
+_started_at: list[float] = []
+
+
+@pytest.fixture(scope="module")
+def bundled_catalog(django_db_setup, django_db_blocker):
+    """The bundled catalogue, loaded once and rolled back after the module."""
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        catalog_load_bundled()
+    yield
+    with django_db_blocker.unblock():
+        transaction.set_rollback(True)
+        outer.__exit__(None, None, None)
+
+
+@pytest.fixture
+def member_token(bundled_catalog, db, tmp_path, settings) -> str:
+    """A member's API token, in a team of its own for each operation (so a DELETE that makes
+    the member leave the team affects that operation only), uploads in a temporary folder.
+
+    The WSGI handler would close the database connection at each request's start and end,
+    which inside the test's transaction breaks it; Django's own test client stops that the
+    same way."""
+    if not _started_at:
+        _started_at.append(time.monotonic())
+    elapsed_s = time.monotonic() - _started_at[0]
+    if elapsed_s > TIME_BUDGET_S:
+        pytest.fail(
+            f"the schemathesis run took over {TIME_BUDGET_S:.0f} s ({elapsed_s:.0f} s so far): "
+            "lower EXAMPLES_PER_OPERATION or make the slow operation faster"
+        )
+    settings.MEDIA_ROOT = tmp_path
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield make_team("Alpha").member_raw_token
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+def call_and_validate(case, token: str) -> None:
+    case.call_and_validate(headers={"Authorization": f"Token {token}"})
+
+
+def has_open_bug(ctx) -> bool:
+    return ctx.operation.definition.raw.get("operationId") in OPEN_BUGS
+
+
+# Examples of one operation share its fixture's data (the team, tokens it created), which is
+# intended: state only accumulates the way it would for a real client.
+@schema.exclude(has_open_bug).parametrize()
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_api_conforms_to_its_schema(case, member_token):
+    call_and_validate(case, member_token)
+
+
+@pytest.mark.xfail(strict=False, reason="; ".join(OPEN_BUGS.values()))
+@schema.exclude(lambda ctx: not has_open_bug(ctx)).parametrize()
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_api_operations_with_open_bugs(case, member_token):
+    call_and_validate(case, member_token)
