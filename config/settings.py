@@ -259,7 +259,7 @@ CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="celery")
 # turns it off explicitly.
 HTTPS = env.bool("HTTPS", default=not DEBUG)
 SECURE_SSL_REDIRECT = HTTPS
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load-balancer probes speak plain http
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]  # load-balancer probes speak plain http
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
@@ -323,6 +323,9 @@ JOB_DISPATCH_GRACE_S = env.int("JOB_DISPATCH_GRACE_S", default=30)
 # An Idempotency-Key on POST /api/v1/jobs/ names the same job for this long.
 JOB_IDEMPOTENCY_KEY_TTL_S = env.int("JOB_IDEMPOTENCY_KEY_TTL_S", default=24 * 3600)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# /readyz gives each of its checks (database, cache, broker) this long to answer.
+READYZ_TIMEOUT_S = env.float("READYZ_TIMEOUT_S", default=1.0)
 
 LOGGING = {
     "version": 1,

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from config.health import healthz
+from config.health import healthz, readyz
 
 api_v1 = (
     [path("", include("config.api_router")), path("", include("advisor.api.urls"))],
@@ -12,6 +12,7 @@ api_v1 = (
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("account/", include("django.contrib.auth.urls")),
     path("account/", include("accounts.urls")),

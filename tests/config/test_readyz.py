@@ -1,0 +1,88 @@
+"""/readyz: the database, the cache and the broker, each reported; 200 only when all answer, 503
+within about READYZ_TIMEOUT_S when one is down or hung. /healthz stays a liveness check."""
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.jobs.redis_server import (
+    RedisServer,
+    cache_settings,
+    celery_broker,
+    needs_redis_server,
+    running_redis,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    with running_redis() as server:
+        yield server
+
+
+def test_readyz_is_200_when_database_cache_and_broker_answer(client, settings):
+    response = client.get("/readyz")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["database"] == "ok" and body["cache"] == "ok"
+    in_process = "not used (tasks run in-process)"
+    assert body["broker"] == ("ok" if settings.CELERY_BROKER_URL else in_process)
+
+
+@needs_redis_server
+def test_readyz_names_a_stopped_cache_and_broker_and_answers_503_quickly(
+    client, settings, redis_server
+):
+    settings.CACHES = cache_settings(redis_server.url(0), settings)
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    with celery_broker(redis_server.url(1), settings):
+        assert client.get("/readyz").status_code == 200
+        redis_server.stop()
+        started = time.monotonic()
+        response = client.get("/readyz")
+        elapsed_s = time.monotonic() - started
+    assert response.status_code == 503
+    assert response.json() == {
+        "status": "error",
+        "database": "ok",
+        "cache": "error (ConnectionError)",
+        "broker": "error (OperationalError)",
+    }
+    assert elapsed_s < 1.5
+    assert "127.0.0.1" not in response.content.decode()  # no addresses to the outside
+
+
+@needs_redis_server
+def test_readyz_answers_503_within_its_timeout_when_the_cache_and_broker_hang(
+    client, settings, redis_server
+):
+    settings.CACHES = cache_settings(redis_server.url(0), settings)
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.READYZ_TIMEOUT_S = 1.0
+    with celery_broker(redis_server.url(1), settings):
+        redis_server.freeze()
+        try:
+            started = time.monotonic()
+            response = client.get("/readyz")
+            elapsed_s = time.monotonic() - started
+        finally:
+            redis_server.thaw()
+    assert response.status_code == 503
+    body = response.json()
+    assert body["database"] == "ok"
+    assert body["cache"] != "ok" and body["broker"] != "ok"
+    assert elapsed_s < 1.5
+
+
+def test_healthz_does_not_depend_on_the_cache(client, settings):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:9/0",  # nothing listens on port 9
+        }
+    }
+    assert client.get("/healthz").status_code == 200
