@@ -86,9 +86,6 @@ def _uploaded_names(stored_to_uploaded: dict[str, str]) -> Callable[[Any], Any]:
     return rename
 
 
-ARCHIVE_MAGIC = (b"PK\x03\x04", b"\x1f\x8b")  # what the scan_code command reads as an archive
-
-
 def _scan(files: list[Path], names: list[str]) -> int:
     """The uploads are scanned in place under their uploaded names (scan_uploads), and the
     stored report lists a capped number of findings (cap_findings); its SARIF too."""

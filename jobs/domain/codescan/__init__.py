@@ -7,6 +7,7 @@ rules are advisor.domain.portability.rules.RULES; `to_sarif` renders a report as
 """
 
 from advisor.domain.portability.rules import RULES, Rule
+from jobs.domain.codescan.archives import is_archive
 from jobs.domain.codescan.caps import FINDINGS_PER_RULE, FINDINGS_PER_SCAN, cap_findings
 from jobs.domain.codescan.errors import ScanError
 from jobs.domain.codescan.limits import ScanLimits
@@ -27,6 +28,7 @@ __all__ = [
     "Skipped",
     "Upload",
     "cap_findings",
+    "is_archive",
     "scan_archive",
     "scan_paths",
     "scan_uploads",

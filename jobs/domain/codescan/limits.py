@@ -15,5 +15,6 @@ class ScanLimits:
     max_total_bytes: int = 512 * MIB
     # Decompressed / compressed size of one zip member; source code compresses about 5:1.
     max_compression_ratio: int = 200
-    # Findings kept in one report; later ones are counted in `skipped`, not stored.
+    # Findings a scan keeps in memory, counts and judges; past this the file where it stopped
+    # is in `skipped`. A stored report lists far fewer of them (caps.py).
     max_findings: int = 50_000

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs.domain.codescan import ScanError, scan_archive, scan_paths, to_sarif
-from jobs.runner import ARCHIVE_MAGIC, VERSION
+from jobs.domain.codescan import ScanError, is_archive, scan_archive, scan_paths, to_sarif
+from jobs.runner import VERSION
 
 SEVERITY_ORDER = ("info", "re-tune", "rewrite-risk")
 
@@ -32,10 +32,8 @@ class Command(BaseCommand):
         if not path.exists():
             raise CommandError(f"{path} does not exist")
         try:
-            if path.is_file() and path.read_bytes()[:4].startswith(ARCHIVE_MAGIC):
-                report = scan_archive(path)
-            else:
-                report = scan_paths(path)
+            archive = path.is_file() and is_archive(path)
+            report = scan_archive(path) if archive else scan_paths(path)
         except ScanError as error:
             raise CommandError(str(error)) from error
         if options["format"] == "sarif":
