@@ -1,7 +1,7 @@
 from django import forms
 from django.conf import settings
 
-MAX_FILES = 64
+from jobs.limits import MAX_FILES, TOO_MANY_FILES
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -36,7 +36,7 @@ class TraceUploadForm(forms.Form):
     def clean_files(self):
         uploads = self.cleaned_data["files"]
         if len(uploads) > MAX_FILES:
-            raise forms.ValidationError(f"At most {MAX_FILES} files per job.")
+            raise forms.ValidationError(TOO_MANY_FILES)
         total = sum(upload.size for upload in uploads)
         if total > settings.JOB_UPLOAD_MAX_BYTES:
             raise forms.ValidationError(

@@ -1,5 +1,4 @@
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -25,17 +24,13 @@ def job_list_page(request: HttpRequest) -> HttpResponse:
 
 
 def _upload_page(request: HttpRequest, form_class, kind: str, template: str) -> HttpResponse:
+    # No team, nowhere to put the job: a 403 page saying whom to ask, before any upload.
+    team = request_active_team(request)
     form = form_class(request.POST, request.FILES) if request.method == "POST" else form_class()
     if request.method == "POST" and form.is_valid():
-        try:
-            team = request_active_team(request)
-        except PermissionDenied as error:
-            form.add_error(None, str(error))
-        else:
-            job = job_submit(
-                team=team, user=request.user, kind=kind, uploads=form.cleaned_data["files"]
-            )
-            return redirect(job)
+        uploads = form.cleaned_data["files"]
+        job = job_submit(team=team, user=request.user, kind=kind, uploads=uploads)
+        return redirect(job)
     return render(request, template, {"form": form}, status=400 if form.errors else 200)
 
 

@@ -1,11 +1,10 @@
 from django.conf import settings
-from drf_spectacular.utils import extend_schema_field
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from jobs.limits import MAX_FILES, TOO_MANY_FILES
 from jobs.models import Job, JobFile, JobKind
-
-MAX_FILES = 64
 
 
 class JobFileSerializer(serializers.ModelSerializer):
@@ -29,7 +28,6 @@ class JobSerializer(serializers.ModelSerializer):
     sarif_url = serializers.SerializerMethodField(
         help_text="A code scan's SARIF 2.1.0 report; null for traces."
     )
-
 
     class Meta:
         model = Job
@@ -120,7 +118,10 @@ class UploadedFilesField(serializers.ListField):
 class JobSubmitSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=JobKind.choices)
     files = UploadedFilesField(
-        child=serializers.FileField(allow_empty_file=False), min_length=1, max_length=MAX_FILES
+        child=serializers.FileField(allow_empty_file=False),
+        min_length=1,
+        max_length=MAX_FILES,
+        error_messages={"max_length": TOO_MANY_FILES},
     )
 
     def validate_files(self, uploads):
