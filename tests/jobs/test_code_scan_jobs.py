@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from jobs.models import Job, JobStatus
 from jobs.services import job_submit
 from jobs.tasks import analyze_job
-from tests.accounts.conftest import token_client
+from tests.accounts.conftest import make_team, token_client
 from tests.jobs.test_codescan_uploads import many_findings
 
 REPO = Path(__file__).resolve().parents[1] / "fixtures" / "codescan" / "repo"
@@ -213,6 +213,9 @@ def test_the_api_pages_findings_and_keeps_the_job_small(team, noisy):
     assert api.get(detail.json()["findings_url"], {"page": 9}).status_code == 404
     sarif = api.get(detail.json()["sarif_url"]).json()
     assert sarif["runs"][0]["properties"]["findingsTotal"] == 9_000
+    outsider = token_client(make_team("Beta").member_raw_token)
+    assert outsider.get(detail.json()["findings_url"]).status_code == 404
+    assert outsider.get(detail.json()["sarif_url"]).status_code == 404
 
 
 def test_findings_and_sarif_of_a_trace_job_are_not_found(team, media_root):
@@ -227,7 +230,9 @@ def test_findings_and_sarif_of_a_trace_job_are_not_found(team, media_root):
 
 
 def report_column_read(queries: CaptureQueriesContext) -> bool:
-    return any('"jobs_job"."report"' in query["sql"] for query in queries.captured_queries)
+    jobs_read = [q["sql"] for q in queries.captured_queries if 'FROM "jobs_job"' in q["sql"]]
+    assert jobs_read  # the page did list jobs
+    return any('"jobs_job"."report"' in sql for sql in jobs_read)
 
 
 def test_job_lists_never_load_the_report(client, team, noisy):
