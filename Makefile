@@ -5,18 +5,28 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint install install-dev browser migrate
+.PHONY: run test lint install install-dev browser migrate lock
 
-# The install stamps depend on pyproject.toml, so a changed pin reinstalls.
-$(VENV)/.installed: pyproject.toml
+# Installs come from the hashed lock files (every transitive version pinned), so two installs a
+# month apart are the same; pyproject.toml keeps the direct pins and `make lock` refreshes the
+# locks from it. The stamps depend on the lock files, so a changed pin reinstalls.
+$(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
 	touch $@
+
+# pip-tools resolves pyproject.toml's pins into the two lock files (runtime; runtime + dev).
+LOCK_FLAGS := --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url \
+	--no-emit-find-links
+lock: $(VENV)/.installed-dev
+	$(BIN)/pip-compile $(LOCK_FLAGS) --output-file requirements.lock pyproject.toml
+	$(BIN)/pip-compile $(LOCK_FLAGS) --extra dev --output-file requirements-dev.lock pyproject.toml
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
