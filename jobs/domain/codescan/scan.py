@@ -1,4 +1,5 @@
-"""scan_paths and scan_archive: read the upload file by file, scan each once, then decide.
+"""scan_paths, scan_archive and scan_uploads: read the upload file by file, scan each once,
+then decide.
 
 First pass, per file: candidates, evidence and repo-wide facts (the repo's own macros and
 packages, its inline PTX). Second pass (resolve.py): facts applied, findings deduplicated,
