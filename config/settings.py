@@ -318,8 +318,9 @@ JOB_ANALYSIS_MEMORY_BYTES = env.int("JOB_ANALYSIS_MEMORY_BYTES", default=3 * 102
 JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=2)
 # A running job whose worker has not reported for this long is considered abandoned.
 JOB_HEARTBEAT_TIMEOUT_S = env.int("JOB_HEARTBEAT_TIMEOUT_S", default=60)
-# A queued job whose message the broker never accepted is sent by the reaper after this long.
-JOB_DISPATCH_GRACE_S = env.int("JOB_DISPATCH_GRACE_S", default=30)
+# A queued job whose message the broker never accepted is sent by the reaper (every minute)
+# once it is this old: longer than an after-commit publish can take before it gives up.
+JOB_DISPATCH_GRACE_S = env.int("JOB_DISPATCH_GRACE_S", default=10)
 # An Idempotency-Key on POST /api/v1/jobs/ names the same job for this long.
 JOB_IDEMPOTENCY_KEY_TTL_S = env.int("JOB_IDEMPOTENCY_KEY_TTL_S", default=24 * 3600)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

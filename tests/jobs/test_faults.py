@@ -153,6 +153,24 @@ def test_a_dispatch_the_broker_refuses_leaves_the_job_queued_and_is_not_raised(
     assert (job.status, job.dispatched_at) == (JobStatus.QUEUED, None)
 
 
+@pytest.mark.django_db
+def test_an_upload_page_post_while_the_broker_refuses_redirects_to_the_queued_job(
+    client, team, media_root, settings, django_capture_on_commit_callbacks
+):
+    """Before: the after-commit publish raised, and the page answered 500 with the job made."""
+    client.force_login(team.member)
+    dead_broker = f"redis://127.0.0.1:{free_port()}/0"
+    with celery_broker(dead_broker, settings), django_capture_on_commit_callbacks(execute=True):
+        response, elapsed_s = timed(
+            client.post, "/jobs/new/", {"files": [distinct_copy(DLRM[0], 2)]}
+        )
+    assert response.status_code == 302 and elapsed_s < FAST_S
+    job = Job.objects.get(team=team.team)
+    assert (job.status, job.dispatched_at) == (JobStatus.QUEUED, None)
+    assert response["Location"] == job.get_absolute_url()
+    assert client.get(response["Location"]).status_code == 200
+
+
 def jobs_of(team) -> list[Job]:
     return list(Job.objects.filter(team=team.team).order_by("pk"))
 
