@@ -171,6 +171,29 @@ def test_an_upload_page_post_while_the_broker_refuses_redirects_to_the_queued_jo
     assert client.get(response["Location"]).status_code == 200
 
 
+@pytest.mark.django_db
+def test_an_api_upload_while_the_broker_is_frozen_is_accepted_within_its_socket_timeout(
+    redis_server, team, media_root, settings, django_capture_on_commit_callbacks
+):
+    """A hung broker costs the upload one broker socket timeout (2 s), not a hang."""
+    api = token_client(team.member_raw_token)
+    with celery_broker(redis_server.url(0), settings):
+        redis_server.freeze()
+        try:
+            with django_capture_on_commit_callbacks(execute=True):
+                response, elapsed_s = timed(
+                    api.post,
+                    "/api/v1/jobs/",
+                    {"kind": "trace", "files": [distinct_copy(DLRM[0], 3)]},
+                    format="multipart",
+                )
+        finally:
+            redis_server.thaw()
+    assert response.status_code == 201 and response.json()["status"] == "queued"
+    assert elapsed_s < 4, elapsed_s
+    assert Job.objects.get(team=team.team).dispatched_at is None
+
+
 def jobs_of(team) -> list[Job]:
     return list(Job.objects.filter(team=team.team).order_by("pk"))
 
