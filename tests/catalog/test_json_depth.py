@@ -21,7 +21,7 @@ from catalog.domain.json_depth import (
 from catalog.feeds.azure import AzureSku, fetch_azure
 from catalog.feeds.http import FeedError, new_client
 from catalog.feeds.skypilot import _gpu_info
-from jobs.domain.traces import parse as trace_parse
+from jobs.domain.traces.kineto import parse as trace_parse
 
 
 def nested(depth: int, kind: str = "array") -> str:

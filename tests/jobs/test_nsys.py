@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jobs.domain.traces import TraceError, analyze_traces
-from jobs.domain.traces.sqlite_guard import ReadOnlyDatabase
+from jobs.domain.traces.nsys.sqlite_guard import ReadOnlyDatabase
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 SAMPLE = TRACES / "pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite"

@@ -14,8 +14,8 @@ import random
 import pytest
 
 from jobs.domain.traces import TraceError
-from jobs.domain.traces.bulk import BulkEventReader
-from jobs.domain.traces.parse import ParsedTrace, parse_trace
+from jobs.domain.traces.kineto.bulk import BulkEventReader
+from jobs.domain.traces.kineto.parse import ParsedTrace, parse_trace
 from tests.jobs.test_traces import NOT_KINETO, SAMPLES, TRACES, WITH_MEMORY
 
 KINETO_SAMPLES = [sample for sample in SAMPLES if sample not in NOT_KINETO]

@@ -1,6 +1,9 @@
-"""Analyse PyTorch profiler (Kineto) traces the way Holistic Trace Analysis does.
+"""Read what a job measured and summarise it the way Holistic Trace Analysis does.
 
-Plain Python: the Celery task runs `analyze_traces` in a subprocess with a memory limit.
+One sub-package per format (`kineto`, `nsys`, `nvidia_smi`); the shared parts stay here: the
+sniffer and byte sources that recognise a file by content, the GPU work and its metrics, kernel
+names, and the summaries every format produces. Plain Python, importing nothing outside
+jobs.domain.traces: the Celery task runs `analyze_traces` in a memory-capped child process.
 """
 
 from jobs.domain.traces.analyze import analyze_traces

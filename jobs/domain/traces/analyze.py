@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from jobs.domain.traces.errors import TraceError
-from jobs.domain.traces.metrics import summarize_rank
-from jobs.domain.traces.nsys import summarize_nsys
-from jobs.domain.traces.nvidia_smi import summarize_nvidia_smi
-from jobs.domain.traces.parse import ParsedTrace, parse_trace
+from jobs.domain.traces.kineto.parse import ParsedTrace, parse_trace
+from jobs.domain.traces.kineto.rank import summarize_rank
+from jobs.domain.traces.nsys.export import summarize_nsys
+from jobs.domain.traces.nvidia_smi.log import summarize_nvidia_smi
 from jobs.domain.traces.sniff import Kind
 from jobs.domain.traces.sources import open_sources
 from jobs.domain.traces.summary import RankSummary, TraceSummary

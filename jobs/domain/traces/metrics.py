@@ -1,10 +1,10 @@
-"""One rank's numbers from its kept GPU events: HTA's temporal breakdown and a few extras."""
+"""A rank's numbers from its kept GPU events, for every format: HTA's temporal breakdown and a
+few extras."""
 
 import statistics
 from collections import Counter, defaultdict
 from typing import Any
 
-from jobs.domain.traces.gpu_work import GpuWork, select_gpu_work
 from jobs.domain.traces.intervals import Interval, merge, overlap_length, total_length
 from jobs.domain.traces.kernels import (
     KernelType,
@@ -13,46 +13,12 @@ from jobs.domain.traces.kernels import (
     math_precision,
     memcpy_kind,
 )
-from jobs.domain.traces.parse import ParsedTrace
-from jobs.domain.traces.summary import KernelTotal, RankSummary
+from jobs.domain.traces.summary import KernelTotal
+from jobs.domain.traces.work import GpuWork
 
 TOP_KERNELS = 10
 # Gaps shorter than this are the launch path's normal latency, not starvation.
 LAUNCH_GAP_THRESHOLD_US = 10.0
-
-
-def summarize_rank(parsed: ParsedTrace, *, ns_rounding: bool, warnings: list[str]) -> RankSummary:
-    events = parsed.events
-    work = select_gpu_work(events, ns_rounding=ns_rounding)
-    label = parsed.label
-    if len(events.gpu) == 0:
-        warnings.append(
-            f"{label}: no GPU events (CPU-only rank); its times are zero. Was it profiled with "
-            "CUDA activities?"
-        )
-    elif len(events.step_names) >= 2 and not work.last_step_dropped:
-        warnings.append(
-            f"{label}: the last ProfilerStep could not be dropped as HTA does (all GPU work was "
-            "launched in it, or no CPU-side step marks it); analysed everything instead"
-        )
-    device = _main_device(work)
-    properties = _device_properties(parsed, device)
-    name = properties.get("name")
-    base: dict[str, Any] = {
-        "rank": parsed.rank,
-        "world_size": parsed.world_size,
-        "file": label,
-        "gpu_name": name if isinstance(name, str) else None,
-        "device_properties": properties,
-        "peak_allocated_bytes": events.peak_allocated_bytes,
-        "peak_reserved_bytes": events.peak_reserved_bytes,
-        "profiler_steps": len(events.step_names),
-        "gpu_event_count": len(work),
-        "cpu_only": len(events.gpu) == 0,
-        "ns_rounding_used": work.rounded,
-        "last_step_dropped": work.last_step_dropped,
-    }
-    return RankSummary(**base, **work_metrics(work, events.names, label=label, warnings=warnings))
 
 
 def work_metrics(
@@ -211,21 +177,3 @@ def _no_gaps(stream: int | None) -> dict[str, Any]:
         "launch_gap_total_us": 0.0,
         "launch_gap_p50_us": None,
     }
-
-
-def _main_device(work: GpuWork) -> int | None:
-    """The device doing most of the rank's GPU work: a trace may list every GPU on the host."""
-    busy_us: defaultdict[int, float] = defaultdict(float)
-    for start, end, device in zip(work.start_us, work.end_us, work.device, strict=True):
-        busy_us[device] += end - start
-    if not busy_us:
-        return None
-    return max(busy_us, key=lambda device: (busy_us[device], -device))
-
-
-def _device_properties(parsed: ParsedTrace, device: int | None) -> dict[str, Any]:
-    listed = parsed.device_properties
-    for properties in listed:
-        if device is not None and properties.get("id") == device:
-            return properties
-    return listed[0] if listed else {}

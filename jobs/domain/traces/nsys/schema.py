@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jobs.domain.traces.errors import TraceError
-from jobs.domain.traces.sqlite_guard import ReadOnlyDatabase
+from jobs.domain.traces.nsys.sqlite_guard import ReadOnlyDatabase
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"

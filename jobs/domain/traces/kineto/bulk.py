@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from jobs.domain.traces.collect import TraceEvent
+from jobs.domain.traces.kineto.collect import TraceEvent
 from jobs.domain.traces.sources import Readable
 
 _READ_BYTES = 512 * 1024

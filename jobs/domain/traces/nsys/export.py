@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobs.domain.traces.gpu_work import GpuWork
 from jobs.domain.traces.metrics import work_metrics
-from jobs.domain.traces.nsys_schema import (
+from jobs.domain.traces.nsys.schema import (
     KERNEL_TABLE,
     MEMCPY_TABLE,
     MEMSET_TABLE,
@@ -23,8 +22,9 @@ from jobs.domain.traces.nsys_schema import (
     no_cuda_activity,
     probe_layout,
 )
-from jobs.domain.traces.sqlite_guard import DEFAULT_QUERY_LIMIT_MS, ReadOnlyDatabase
+from jobs.domain.traces.nsys.sqlite_guard import DEFAULT_QUERY_LIMIT_MS, ReadOnlyDatabase
 from jobs.domain.traces.summary import RankSummary
+from jobs.domain.traces.work import GpuWork
 
 # CUpti_ActivityMemcpyKind, which nsys stores as copyKind; 11 and 12 are nsys's unified-memory
 # migrations.

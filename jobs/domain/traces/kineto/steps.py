@@ -16,28 +16,9 @@ down; we do so only when asked.
 """
 
 import math
-from dataclasses import dataclass
 
-from jobs.domain.traces.collect import EventCollector
-
-
-@dataclass
-class GpuWork:
-    """The kept GPU events, parallel lists in trace order, times relative to time_base_us."""
-
-    start_us: list[float]
-    end_us: list[float]
-    name_id: list[int]
-    stream: list[int]
-    device: list[int]
-    nbytes: list[int]
-    last_step_dropped: bool
-    dropped_count: int
-    rounded: bool
-    time_base_us: float = 0.0
-
-    def __len__(self) -> int:
-        return len(self.start_us)
+from jobs.domain.traces.kineto.collect import EventCollector
+from jobs.domain.traces.work import GpuWork
 
 
 def select_gpu_work(events: EventCollector, *, ns_rounding: bool) -> GpuWork:

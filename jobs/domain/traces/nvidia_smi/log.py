@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 
-from jobs.domain.traces.nvidia_smi_csv import GpuSamples, parse_nvidia_smi
+from jobs.domain.traces.nvidia_smi.csv_log import GpuSamples, parse_nvidia_smi
 from jobs.domain.traces.sources import Readable
 from jobs.domain.traces.summary import RankSummary
 

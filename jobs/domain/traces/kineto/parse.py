@@ -17,9 +17,9 @@ from typing import Any
 import ijson
 
 from catalog.domain.json_depth import MAX_JSON_DEPTH
-from jobs.domain.traces.bulk import BulkEventReader
-from jobs.domain.traces.collect import ARG_KEYS, EventCollector, event_from_scalars
 from jobs.domain.traces.errors import TraceError
+from jobs.domain.traces.kineto.bulk import BulkEventReader
+from jobs.domain.traces.kineto.collect import ARG_KEYS, EventCollector, event_from_scalars
 from jobs.domain.traces.sources import Readable
 
 # Top-level keys worth building as Python values; everything else is skipped token by token.
