@@ -73,7 +73,7 @@ def api(catalog) -> APIClient:
 
 
 @pytest.fixture
-def page(catalog) -> Client:
+def web(catalog) -> Client:
     return Client()
 
 
@@ -99,13 +99,13 @@ def test_the_api_answers_400_naming_the_field(api, case):
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
-def test_the_page_answers_400_with_the_same_message(page, case):
+def test_the_page_answers_400_with_the_same_message(web, case):
     config, message = BAD_CONFIGS[case]
-    pasted = page.post(PAGE, {"source": "config", "config": config_text(config)})
+    pasted = web.post(PAGE, {"source": "config", "config": config_text(config)})
     assert pasted.status_code == 400
     assert message in page_errors(pasted, "config")
     upload = SimpleUploadedFile("config.json", config_text(config).encode(), "application/json")
-    uploaded = page.post(PAGE, {"source": "config", "config_file": upload})
+    uploaded = web.post(PAGE, {"source": "config", "config_file": upload})
     assert uploaded.status_code == 400
     assert message in page_errors(uploaded, "config_file")
 
@@ -164,12 +164,12 @@ def test_a_deep_config_object_in_the_body_is_a_400_parse_error(api, depth):
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
-def test_a_deep_config_on_the_page_is_a_400_next_to_its_field(page, depth):
-    pasted = page.post(PAGE, {"source": "config", "config": nested(depth)})
+def test_a_deep_config_on_the_page_is_a_400_next_to_its_field(web, depth):
+    pasted = web.post(PAGE, {"source": "config", "config": nested(depth)})
     assert pasted.status_code == 400
     assert TOO_DEEP in page_errors(pasted, "config")
     upload = SimpleUploadedFile("config.json", nested(depth).encode(), "application/json")
-    uploaded = page.post(PAGE, {"source": "config", "config_file": upload})
+    uploaded = web.post(PAGE, {"source": "config", "config_file": upload})
     assert uploaded.status_code == 400
     assert TOO_DEEP in page_errors(uploaded, "config_file")
 
