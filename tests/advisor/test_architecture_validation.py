@@ -145,6 +145,7 @@ def test_a_count_of_the_wrong_kind_is_refused_naming_the_field(value):
     ("slug", "field", "value", "message"),
     [
         ("t5-base", "feed_forward_proj", [], "feed_forward_proj must be a string"),
+        ("t5-base", "feed_forward_proj", None, "feed_forward_proj must be a string"),
         ("t5-base", "feed_forward_proj", {"gated": True}, "feed_forward_proj must be a string"),
         ("t5-base", "feed_forward_proj", "swish", "feed_forward_proj='swish' is not supported"),
         ("llama-3.1-8b", "tie_word_embeddings", "false", "tie_word_embeddings must be true or"),

@@ -185,9 +185,11 @@ def _flag(config: Mapping[str, Any], name: str, default: bool) -> bool:
 
 
 def _optional_text(config: Mapping[str, Any], name: str, default: str | None = None) -> str | None:
-    value = config.get(name)
-    if value is None:
+    """Absent gives `default`; a value, null included, must be a string (the model would call
+    string methods on it)."""
+    if name not in config:
         return default
+    value = config[name]
     if not isinstance(value, str):
         raise UnsupportedArchitecture(f"{name} must be a string, got {_shown(value)}")
     return value
