@@ -1,11 +1,32 @@
-"""A price-history chart as server-side SVG (plain Python: no scripts, no external assets)."""
+"""A price-history chart as inline SVG: this module computes the geometry, the template
+charts/price_history.svg draws it (auto-escaped), and app.css colours it by class."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from html import escape
+
+from django.template.loader import render_to_string
 
 WIDTH, HEIGHT = 640, 200
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 36
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A horizontal grid line at `y`, its price label at `label_y`."""
+
+    y: float
+    label_y: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Dot:
+    """One observation, with its tooltip."""
+
+    x: float
+    y: float
+    tooltip: str
 
 
 def price_history_svg(
@@ -25,35 +46,31 @@ def price_history_svg(
     inner_w, inner_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
     def x(t: float) -> float:
-        return LEFT + (t - t0) / (t1 - t0) * inner_w
+        return round(LEFT + (t - t0) / (t1 - t0) * inner_w, 1)
 
     def y(price: float) -> float:
-        return TOP + (high - price) / (high - low) * inner_h
+        return round(TOP + (high - price) / (high - low) * inner_h, 1)
 
-    path = [f"M{x(times[0]):.1f},{y(prices[0]):.1f}"]
-    for t, price in zip(times[1:], prices[1:], strict=True):
-        path.append(f"H{x(t):.1f}V{y(price):.1f}")
-    path.append(f"H{x(t1):.1f}")
-    ticks = "".join(
-        f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
-        f'stroke="#e2e6ec"/><text x="{LEFT - 6}" y="{y(v) + 4:.1f}" text-anchor="end" '
-        f'font-size="11" fill="#5f6b7a">${v:,.2f}</text>'
-        for v in (low, (low + high) / 2, high)
-    )
-    dots = "".join(
-        f'<circle cx="{x(t):.1f}" cy="{y(p):.1f}" r="3" fill="#2f6fde"><title>'
-        f"{escape(datetime.fromtimestamp(t).strftime('%Y-%m-%d %H:%M'))}: ${p:,.4f}/h"
-        "</title></circle>"
-        for t, p in zip(times, prices, strict=True)
-    )
-    first = datetime.fromtimestamp(t0).strftime("%Y-%m-%d")
-    last = datetime.fromtimestamp(t1).strftime("%Y-%m-%d")
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-        f'class="chart price-history" aria-label="{escape(title)}"><title>{escape(title)}</title>'
-        f"{ticks}"
-        f'<path d="{" ".join(path)}" fill="none" stroke="#2f6fde" stroke-width="2"/>{dots}'
-        f'<text x="{LEFT}" y="{HEIGHT - 10}" font-size="11" fill="#5f6b7a">{first}</text>'
-        f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 10}" font-size="11" fill="#5f6b7a" '
-        f'text-anchor="end">{last}</text></svg>'
-    )
+    path = [f"M{x(times[0])},{y(prices[0])}"]
+    path += [f"H{x(t)}V{y(p)}" for t, p in zip(times[1:], prices[1:], strict=True)]
+    path.append(f"H{x(t1)}")
+    context = {
+        "width": WIDTH,
+        "height": HEIGHT,
+        "left": LEFT,
+        "right": WIDTH - RIGHT,
+        "tick_label_x": LEFT - 6,
+        "date_y": HEIGHT - 10,
+        "title": title,
+        "ticks": [
+            Tick(y(v), round(y(v) + 4, 1), f"${v:,.2f}") for v in (low, (low + high) / 2, high)
+        ],
+        "path": " ".join(path),
+        "dots": [
+            Dot(x(t), y(p), f"{datetime.fromtimestamp(t):%Y-%m-%d %H:%M}: ${p:,.4f}/h")
+            for t, p in zip(times, prices, strict=True)
+        ],
+        "first": f"{datetime.fromtimestamp(t0):%Y-%m-%d}",
+        "last": f"{datetime.fromtimestamp(t1):%Y-%m-%d}",
+    }
+    return render_to_string("charts/price_history.svg", context)
