@@ -12,6 +12,7 @@ from django.test import Client
 
 from advisor import charts
 from advisor.domain.sizing.models import MODELS_DIR
+from tests.chart_markup import HOSTILE, assert_chart_markup
 
 URL = "/size/"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -396,6 +397,36 @@ def test_every_text_in_the_svg_is_escaped():
         assert root.find(f"{SVG}title").text == nasty
         assert sum(nasty in (element.text or "") for element in root.iter()) >= 2
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#x27;q&#x27;" in scatter
+
+
+def test_the_sizing_charts_are_coloured_only_by_app_css_classes():
+    """Fails before H6: both charts carried hex colours from Python as presentation
+    attributes, and were plain strings."""
+    memory = charts.memory_chart([bar(HOSTILE, 10.0, 20.0), bar("B ×1", 30.0, 20.0, fits=False)])
+    scatter = charts.scatter_chart(
+        [charts.Point(HOSTILE, 1.0, 1.0, recommended=True), charts.Point("b", 2.0, 0.5)],
+        x_label="x",
+        y_label="y",
+        higher_x_is_better=True,
+        title="t",
+    )
+    root = assert_chart_markup(memory)
+    assert_chart_markup(scatter)
+    # Each legend swatch carries the class of the bar segments it names.
+    legend = root.find(f"{SVG}g[@class='legend']")
+    swatches = [rect.get("class") for rect in legend.iter(f"{SVG}rect")]
+    assert swatches == ["part-weights", "part-kv-cache", "part-runtime-overhead"]
+    segments = {
+        rect.get("class")
+        for g in root.iter(f"{SVG}g")
+        if g.get("class", "").startswith("bar")
+        for rect in g.iter(f"{SVG}rect")
+    }
+    assert segments == set(swatches)
+    empty = charts.scatter_chart(
+        [], x_label="x", y_label="y", higher_x_is_better=True, title="t", empty_message=HOSTILE
+    )
+    assert_chart_markup(empty)
 
 
 def test_axes_go_logarithmic_when_values_span_decades():
