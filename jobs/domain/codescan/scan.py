@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from advisor.domain.portability.rules import SEVERITIES
+from advisor.domain.portability.scorecard import build_scorecard, build_verdicts
 from jobs.domain.codescan.archives import DamagedMember, is_archive, read_archive
 from jobs.domain.codescan.candidates import Evidence, FileScan, RepoFacts
 from jobs.domain.codescan.disk import read_tree
@@ -28,7 +29,6 @@ from jobs.domain.codescan.limits import ScanLimits
 from jobs.domain.codescan.members import Budget, Member, format_bytes
 from jobs.domain.codescan.model import CATEGORIES, Finding, ScanReport, Skipped
 from jobs.domain.codescan.resolve import resolve
-from jobs.domain.codescan.scorecard import build_scorecard, build_verdicts
 from jobs.domain.codescan.text import binary_reason
 from jobs.domain.codescan.uploads import Upload, read_uploads
 
