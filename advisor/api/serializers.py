@@ -5,15 +5,17 @@ from typing import Any
 
 from rest_framework import serializers
 
-from advisor.domain.portability.questionnaire import (
+from advisor.domain.portability.questionnaire import Answers
+from advisor.domain.portability.questions import (
     COLLECTIVE_LIBRARIES,
     FRAMEWORKS,
     PRECISIONS,
-    Answers,
+    QUESTIONS,
     Collectives,
     Matmuls,
     MemorySizes,
     Precision,
+    QuestionId,
     Target,
 )
 from advisor.domain.sizing.architecture import (
@@ -215,22 +217,22 @@ class SizingRequestSerializer(serializers.Serializer):
         return attrs
 
 
+def _question_field(question_id: QuestionId) -> serializers.ChoiceField:
+    question = QUESTIONS[question_id]
+    return serializers.ChoiceField(
+        choices=[(str(choice.value), str(choice.value)) for choice in question.choices],
+        help_text=question.wording,
+    )
+
+
 class PortabilityRequestSerializer(serializers.Serializer):
     """The portability questionnaire: the four questions, and what the stack uses."""
 
-    matmuls = serializers.ChoiceField(
-        choices=_choices(Matmuls),
-        help_text="Do matmuls go through a library or are they hand-tiled?",
-    )
-    precision = serializers.ChoiceField(
-        choices=_choices(Precision), help_text="Is precision a runtime policy or compiled in?"
-    )
-    collectives = serializers.ChoiceField(
-        choices=_choices(Collectives), help_text="How do collectives reach the fabric?"
-    )
-    memory_sizes = serializers.ChoiceField(
-        choices=_choices(MemorySizes), help_text="Are memory sizes queried or hard-coded?"
-    )
+    # Field names are the questions' ids.
+    matmuls = _question_field(QuestionId.MATMULS)
+    precision = _question_field(QuestionId.PRECISION)
+    collectives = _question_field(QuestionId.COLLECTIVES)
+    memory_sizes = _question_field(QuestionId.MEMORY_SIZES)
     frameworks = serializers.ListField(
         child=serializers.ChoiceField(choices=FRAMEWORKS), default=list, max_length=len(FRAMEWORKS)
     )

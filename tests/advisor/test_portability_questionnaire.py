@@ -1,18 +1,29 @@
 """The portability questionnaire: answers in, the scorecard and per-target verdicts out."""
 
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 from rest_framework.test import APIClient
 
-from advisor.domain.portability.questionnaire import (
-    Answers,
+from advisor.domain.portability.questionnaire import Answers, answer
+from advisor.domain.portability.questions import (
+    QUESTIONS,
+    TARGET_NAMES,
     Collectives,
     Matmuls,
     MemorySizes,
     Precision,
-    answer,
+    Target,
 )
+from advisor.domain.portability.rules import DECISIONS, RULES, STACK_FACTS, Fact
+from advisor.domain.portability.scorecard import build_verdicts
+from jobs.domain.codescan import scan_paths
 
 URL = "/api/v1/advice/portability"
+ROOT = Path(__file__).resolve().parents[2]
+CODESCAN_REPO = ROOT / "tests" / "fixtures" / "codescan" / "repo"
 PORTABLE = Answers(
     Matmuls.LIBRARY,
     Precision.RUNTIME_POLICY,
@@ -82,6 +93,8 @@ def test_the_api_answers_with_the_scorecard_shape_and_first_steps():
         .json()
     )
     assert [row["answer"] for row in body["scorecard"]] == ["mixed", "locked", "locked", "locked"]
+    assert [row["question_id"] for row in body["scorecard"]] == list(QUESTIONS)
+    assert [row["question"] for row in body["scorecard"]] == [q.wording for q in QUESTIONS.values()]
     assert list(body["verdicts"]) == ["AMD ROCm"]
     assert body["verdicts"]["AMD ROCm"]["verdict"] == "rewrite"
     assert body["first_steps"][0]["severity"] == "rewrite-risk"
@@ -146,8 +159,102 @@ def test_the_questionnaire_page_shows_verdicts_and_keeps_the_answers(client):
     assert page.status_code == 200
     assert 'id="verdicts"' in html and "verdict-rewrite" in html
     assert 'value="hand_tiled" required checked' in html
+    for question in QUESTIONS.values():
+        assert f"<legend>{question.wording}</legend>" in html
+        assert f'<tr data-question-id="{question.id}">' in html
 
 
 def test_the_questionnaire_page_reports_bad_input_as_400(client):
     page = client.get("/portability/", {"matmuls": "magic"})
     assert page.status_code == 400 and "form-errors" in page.content.decode()
+
+
+def test_the_questionnaire_and_a_code_scan_have_scorecard_rows_of_the_same_ids_in_order():
+    """Before, rows were keyed by their wording alone, which differed between the two (so
+    they could not be matched): now both carry the question's id, in the catalogue's order."""
+    from_answers = answer(PORTABLE).scorecard
+    from_code = scan_paths(CODESCAN_REPO).scorecard
+    assert [row["question_id"] for row in from_answers] == list(QUESTIONS)
+    assert [row["question_id"] for row in from_code] == list(QUESTIONS)
+    assert [row["question"] for row in from_answers] == [row["question"] for row in from_code]
+    assert [set(row) for row in from_answers] == [set(row) for row in from_code]
+
+
+def _source_texts():
+    """The repository's .py and .html files, tests and dot-folders (.venv, .git) left out."""
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [
+            name
+            for name in subfolders
+            if not name.startswith(".") and name not in {"tests", "var", "node_modules"}
+        ]
+        for name in files:
+            if name.endswith((".py", ".html")):
+                path = Path(folder) / name
+                yield path, path.read_text(errors="replace")
+
+
+def test_each_question_is_worded_once_in_the_source_tree():
+    """Before, the four questions were worded in four places (questionnaire, code-scan
+    scorecard, page, serializer), two of them differently."""
+    texts = list(_source_texts())
+    for question in QUESTIONS.values():
+        places = [
+            (path.relative_to(ROOT), text.count(question.wording))
+            for path, text in texts
+            if question.wording in text
+        ]
+        assert places == [(Path("advisor/domain/portability/questions.py"), 1)], question.id
+
+
+@dataclass(frozen=True)
+class _Finding:
+    rule_id: str
+    category: str
+    severity: str
+
+
+@dataclass(frozen=True)
+class _Judged:
+    finding: _Finding
+    in_layer: bool
+    tags: frozenset[str]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.finding.rule_id} stack:1"
+
+
+@pytest.mark.parametrize("fact", [fact for fact in Fact if STACK_FACTS[fact].rule_ids])
+def test_a_stated_fact_decides_as_a_code_scan_finding_of_its_rules_would(fact):
+    """The questionnaire reads the rules' decisions, as the code scan does: no table of its
+    own that could drift from them."""
+    stated = STACK_FACTS[fact]
+    findings = [
+        _Judged(
+            _Finding(rule_id, RULES[rule_id].category, RULES[rule_id].severity), False, stated.tags
+        )
+        for rule_id in stated.rule_ids
+    ]
+    for target in Target:
+        name = TARGET_NAMES[target]
+        from_code = build_verdicts(findings)[name]["verdict"]
+        assert verdict(answer(_stating(fact, target)), name) == from_code, (fact, target)
+
+
+def _stating(fact: Fact, target: Target) -> Answers:
+    """Portable answers, but for the one fact."""
+    stated = {
+        Fact.HAND_TILED_MATMULS: {"matmuls": Matmuls.HAND_TILED},
+        Fact.COMPILE_TIME_TF32: {"precision": Precision.COMPILE_TIME, "precisions": ("tf32",)},
+        Fact.NVLINK_COLLECTIVES: {"collectives": Collectives.NVLINK_SPECIFIC},
+        Fact.DIRECT_NCCL: {"collectives": Collectives.NCCL_DIRECT},
+        Fact.TENSORRT: {"frameworks": ("tensorrt",)},
+        Fact.HARD_CODED_MEMORY: {"memory_sizes": MemorySizes.HARD_CODED},
+    }[fact]
+    return Answers(**{**PORTABLE.__dict__, **stated, "targets": (target,)})
+
+
+def test_every_rule_has_a_decision_for_every_target():
+    assert set(DECISIONS) == set(RULES)
+    assert all(set(per_target) == set(Target) for per_target in DECISIONS.values())

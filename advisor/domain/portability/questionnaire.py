@@ -1,85 +1,35 @@
 """A team's own answers to the four portability questions -> scorecard, verdicts, first steps.
 
-The same shape as a code scan's report (scorecard of the four questions, a verdict per target:
-re-tune or rewrite, with what decides it), built from what the team says instead of from
-their code. What makes a move a rewrite, and why:
-
-- hand-tiled tensor-core matmuls (wmma, mma PTX, CuTe atoms): a rewrite for AMD and Intel,
-  whose matrix ISA and fragment shapes differ (rocWMMA, wave64); a re-tune on NVIDIA;
-- TF32 compiled in (types or constants): a rewrite for AMD (TF32 gated differently) and Intel
-  (no TF32 on Xe);
-- collectives that assume NVLink/NVSwitch (multicast, P2P IPC): a rewrite for AMD and Intel;
-- NCCL called directly: a re-tune for AMD (RCCL is API-compatible), a rewrite for Intel
-  (oneCCL is not);
-- CUTLASS or hand-written CUDA C++ kernels, TensorRT, reliance on FP8: a rewrite for Intel
-  (no SYCL port, no equivalent, no FP8 on Max 1550), re-tunes elsewhere;
-- memory sizes hard-coded: a rewrite for a smaller NVIDIA part, where they drive batch and
-  buffer sizes; a re-tune elsewhere.
-
-Everything else is a re-tune: a setting or a library choice to re-measure.
+The same shape as a code scan's report (scorecard.py: rows keyed by question id, a verdict per
+target: re-tune or rewrite, with what decides it), built from what the team says instead of
+from their code. The answers say which facts of rules.STACK_FACTS hold; what each fact
+decides on each target is the rules' (rules.DECISIONS), as for a scan's findings.
 """
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-
-class Matmuls(StrEnum):
-    LIBRARY = "library"  # cuBLAS / hipBLASLt / torch.matmul / CUTLASS templates via a config
-    HAND_TILED = "hand_tiled"
-    MIXED = "mixed"
-
-
-class Precision(StrEnum):
-    RUNTIME_POLICY = "runtime_policy"
-    COMPILE_TIME = "compile_time"
-    MIXED = "mixed"
-
-
-class Collectives(StrEnum):
-    ABSTRACTION = "abstraction"  # torch.distributed default backend, deepspeed.comm, ...
-    NCCL_DIRECT = "nccl_direct"
-    NVLINK_SPECIFIC = "nvlink_specific"
-    NONE = "none"
-
-
-class MemorySizes(StrEnum):
-    QUERIED = "queried"
-    HARD_CODED = "hard_coded"
-    MIXED = "mixed"
-
-
-class Target(StrEnum):
-    AMD_ROCM = "amd_rocm"
-    INTEL_ONEAPI = "intel_oneapi"
-    NVIDIA_SMALLER = "nvidia_smaller"
-
-
-TARGET_NAMES = {
-    Target.AMD_ROCM: "AMD ROCm",
-    Target.INTEL_ONEAPI: "Intel oneAPI",
-    Target.NVIDIA_SMALLER: "NVIDIA part with less memory",
-}
-FRAMEWORKS = (
-    "pytorch",
-    "jax",
-    "tensorflow",
-    "triton",
-    "cuda_cpp",
-    "cutlass",
-    "flash_attn",
-    "deepspeed",
-    "megatron",
-    "vllm",
-    "tensorrt",
-    "bitsandbytes",
-    "xformers",
+from advisor.domain.portability.questions import (
+    PORTABLE,
+    QUESTIONS,
+    TARGET_NAMES,
+    Collectives,
+    Matmuls,
+    MemorySizes,
+    Precision,
+    QuestionId,
+    Target,
 )
-COLLECTIVE_LIBRARIES = ("nccl", "rccl", "oneccl", "gloo", "mpi", "nvshmem")
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
+from advisor.domain.portability.rules import RE_TUNE, REWRITE_RISK, STACK_FACTS, Fact
+from advisor.domain.portability.scorecard import scorecard_row, verdict
+
+NOTHING_LOCKS = "nothing locks the algorithm to one device: re-measure and change settings"
 
 
 @dataclass(frozen=True)
 class Answers:
+    # One field per question, named by its id.
     matmuls: Matmuls
     precision: Precision
     collectives: Collectives
@@ -88,6 +38,10 @@ class Answers:
     collective_libraries: tuple[str, ...] = ()
     precisions: tuple[str, ...] = ()
     targets: tuple[Target, ...] = tuple(Target)
+
+    def to(self, question_id: QuestionId) -> StrEnum:
+        """The answer to one of the four questions."""
+        return getattr(self, question_id)
 
 
 @dataclass(frozen=True)
@@ -114,87 +68,43 @@ class QuestionnaireReport:
         }
 
 
-def _card(question: str, answer: str, evidence: str) -> dict:
-    return {"question": question, "answer": answer, "evidence": [evidence]}
-
-
-def _state(value: StrEnum, portable: StrEnum, locked: tuple[StrEnum, ...]) -> str:
-    if value == portable:
-        return "portable"
-    return "locked" if value in locked else "mixed"
-
-
 def scorecard(answers: Answers) -> list[dict]:
-    collectives = (
-        "no evidence"
-        if answers.collectives is Collectives.NONE
-        else _state(
-            answers.collectives,
-            Collectives.ABSTRACTION,
-            (Collectives.NVLINK_SPECIFIC, Collectives.NCCL_DIRECT),
-        )
-    )
     return [
-        _card(
-            "Do matmuls go through a library, or are they hand-tiled?",
-            _state(answers.matmuls, Matmuls.LIBRARY, (Matmuls.HAND_TILED,)),
-            f"you said: {answers.matmuls}",
-        ),
-        _card(
-            "Is precision a runtime policy or a compile-time constant?",
-            _state(answers.precision, Precision.RUNTIME_POLICY, (Precision.COMPILE_TIME,)),
-            f"you said: {answers.precision}",
-        ),
-        {
-            **_card(
-                "Do collectives go through an abstraction?",
-                collectives,
-                f"you said: {answers.collectives}",
-            )
-        },
-        _card(
-            "Are memory sizes queried from the device or hard-coded?",
-            _state(answers.memory_sizes, MemorySizes.QUERIED, (MemorySizes.HARD_CODED,)),
-            f"you said: {answers.memory_sizes}",
-        ),
+        scorecard_row(
+            question.id,
+            question.reads_as(answers.to(question.id)),
+            [f"you said: {answers.to(question.id)}"],
+        )
+        for question in QUESTIONS.values()
     ]
+
+
+# Which facts of the stack the answers state.
+_STATES: dict[Fact, Callable[[Answers], bool]] = {
+    Fact.HAND_TILED_MATMULS: lambda a: a.matmuls in {Matmuls.HAND_TILED, Matmuls.MIXED},
+    Fact.COMPILE_TIME_TF32: lambda a: (
+        a.precision in {Precision.COMPILE_TIME, Precision.MIXED} and "tf32" in a.precisions
+    ),
+    Fact.NVLINK_COLLECTIVES: lambda a: a.collectives is Collectives.NVLINK_SPECIFIC,
+    Fact.DIRECT_NCCL: lambda a: (
+        a.collectives is Collectives.NCCL_DIRECT
+        or ("nccl" in a.collective_libraries and a.collectives is not Collectives.ABSTRACTION)
+    ),
+    Fact.CUTLASS_KERNELS: lambda a: "cutlass" in a.frameworks,
+    Fact.CUDA_CPP_KERNELS: lambda a: "cuda_cpp" in a.frameworks,
+    Fact.TENSORRT: lambda a: "tensorrt" in a.frameworks,
+    Fact.FP8: lambda a: "fp8" in a.precisions,
+    Fact.HARD_CODED_MEMORY: lambda a: a.memory_sizes in {MemorySizes.HARD_CODED, MemorySizes.MIXED},
+}
 
 
 def _deciding(answers: Answers, target: Target) -> list[str]:
     """What makes the move a rewrite for this target (empty: a re-tune)."""
-    reasons = []
-    hand_tiled = answers.matmuls in {Matmuls.HAND_TILED, Matmuls.MIXED}
-    compiled_precision = answers.precision in {Precision.COMPILE_TIME, Precision.MIXED}
-    if target in {Target.AMD_ROCM, Target.INTEL_ONEAPI}:
-        if hand_tiled:
-            reasons.append(
-                "hand-tiled tensor-core matmuls (TC): the fragment shapes and ISA differ"
-            )
-        if compiled_precision and "tf32" in answers.precisions:
-            reasons.append("TF32 compiled in (PREC003): not a policy the target can change")
-        if answers.collectives is Collectives.NVLINK_SPECIFIC:
-            reasons.append("collectives that assume NVLink/NVSwitch (COMM003)")
-    if target is Target.INTEL_ONEAPI:
-        if answers.collectives is Collectives.NCCL_DIRECT or (
-            "nccl" in answers.collective_libraries
-            and answers.collectives is not Collectives.ABSTRACTION
-        ):
-            reasons.append("NCCL called directly (COMM002): oneCCL is not API-compatible")
-        for framework, why in (
-            ("cutlass", "CUTLASS kernels (TC004): no SYCL port"),
-            ("cuda_cpp", "hand-written CUDA C++ kernels: SYCL needs a port"),
-            ("tensorrt", "TensorRT (DEP004): no oneAPI equivalent"),
-        ):
-            if framework in answers.frameworks:
-                reasons.append(why)
-        if "fp8" in answers.precisions:
-            reasons.append("FP8 relied on: Intel Max 1550 has no FP8")
-    if target is Target.NVIDIA_SMALLER and answers.memory_sizes in {
-        MemorySizes.HARD_CODED,
-        MemorySizes.MIXED,
-    }:
-        reasons.append("memory sizes hard-coded (MEM001): they drive batch and buffer sizes")
-    return reasons
+    return [
+        fact.why
+        for name, fact in STACK_FACTS.items()
+        if _STATES[name](answers) and fact.rewrites_on(target)
+    ]
 
 
 def first_steps(answers: Answers) -> list[Step]:
@@ -205,7 +115,7 @@ def first_steps(answers: Answers) -> list[Step]:
                 "TC",
                 "route matmuls through a GEMM library",
                 "cuBLAS/hipBLASLt or CUTLASS/CK behind a per-device traits file",
-                "rewrite-risk",
+                REWRITE_RISK,
             )
         )
     if answers.collectives is Collectives.NVLINK_SPECIFIC:
@@ -214,7 +124,7 @@ def first_steps(answers: Answers) -> list[Step]:
                 "COMM",
                 "keep a ring/tree fallback for NVLink-only collectives",
                 "topology queried through the comm library",
-                "rewrite-risk",
+                REWRITE_RISK,
             )
         )
     if answers.memory_sizes is not MemorySizes.QUERIED:
@@ -223,7 +133,7 @@ def first_steps(answers: Answers) -> list[Step]:
                 "MEM",
                 "query memory instead of hard-coding it",
                 "torch.cuda.mem_get_info() / cudaMemGetInfo / hipMemGetInfo",
-                "rewrite-risk",
+                REWRITE_RISK,
             )
         )
     if answers.precision is not Precision.RUNTIME_POLICY:
@@ -232,7 +142,7 @@ def first_steps(answers: Answers) -> list[Step]:
                 "PREC",
                 "make precision a runtime policy",
                 "torch.set_float32_matmul_precision() from configuration",
-                "re-tune",
+                RE_TUNE,
             )
         )
     if answers.collectives is Collectives.NCCL_DIRECT:
@@ -241,7 +151,7 @@ def first_steps(answers: Answers) -> list[Step]:
                 "COMM",
                 "put collectives behind an abstraction",
                 "torch.distributed with the device's default backend",
-                "re-tune",
+                RE_TUNE,
             )
         )
     if any(f in answers.frameworks for f in ("flash_attn", "xformers", "bitsandbytes")):
@@ -250,21 +160,17 @@ def first_steps(answers: Answers) -> list[Step]:
                 "DEP",
                 "make CUDA-only libraries optional",
                 "guarded imports with a portable fallback (SDPA, torch norms)",
-                "re-tune",
+                RE_TUNE,
             )
         )
-    return sorted(steps, key=lambda step: step.severity != "rewrite-risk")
+    return sorted(steps, key=lambda step: step.severity != REWRITE_RISK)
 
 
 def answer(answers: Answers) -> QuestionnaireReport:
     card = scorecard(answers)
-    verdicts = {}
-    for target in answers.targets:
-        deciding = _deciding(answers, target)
-        verdicts[TARGET_NAMES[target]] = {
-            "verdict": "rewrite" if deciding else "re-tune",
-            "deciding": deciding
-            or ["nothing locks the algorithm to one device: re-measure and change settings"],
-        }
-    portable = [row["question"] for row in card if row["answer"] == "portable"]
+    verdicts = {
+        TARGET_NAMES[target]: verdict(_deciding(answers, target), [NOTHING_LOCKS])
+        for target in answers.targets
+    }
+    portable = [row["question"] for row in card if row["answer"] == PORTABLE]
     return QuestionnaireReport(card, verdicts, first_steps(answers), portable)

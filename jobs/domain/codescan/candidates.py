@@ -4,16 +4,16 @@ evidence of portable forms for the scorecard, and the facts themselves."""
 
 from dataclasses import dataclass, field
 
+# Candidate.tags values the verdicts read: the decisions that read them define them.
+from advisor.domain.portability.rules import CUDNN as CUDNN
+from advisor.domain.portability.rules import NCCL_DIRECT as NCCL_DIRECT
+from advisor.domain.portability.rules import TENSORRT as TENSORRT
+
 # Candidate.check values: which repo fact decides the candidate in resolve.py.
 UNLESS_OWN_FUNCTION = "unless-own-function"  # COMM002/TOOL002 calls of the repo's own macro
 UNLESS_OWN_PACKAGE = "unless-own-package"  # DEP001 imports of the repo's own package
 IF_FULL_MASK_NAME = "if-full-mask-name"  # WARP002 whose mask is a named 0xffffffff
 PTX_UPGRADES = "ptx-upgrades"  # ARCH004: rewrite-risk when the repo's CUDA holds PTX
-
-# Candidate.tags values the verdicts read.
-NCCL_DIRECT = "nccl-direct"  # COMM005: a direct NCCL binding, not an availability probe
-CUDNN = "cudnn"
-TENSORRT = "tensorrt"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,10 +12,6 @@ SEVERITY_RANK = {INFO: 0, RE_TUNE: 1, REWRITE_RISK: 2}
 
 CATEGORIES = ("TC", "PREC", "COMM", "MEM", "WARP", "ASM", "ARCH", "DEV", "DEP", "TOOL")
 
-TARGET_AMD = "AMD ROCm"
-TARGET_INTEL = "Intel oneAPI"
-TARGET_SMALLER_NVIDIA = "NVIDIA part with less memory"
-
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -44,7 +40,8 @@ class Skipped:
 @dataclass
 class ScanReport:
     findings: list[Finding]
-    # Four entries in the catalogue's order: {question, answer, evidence}.
+    # Four rows in the catalogue's order: {question_id, question, answer, evidence}
+    # (advisor.domain.portability.scorecard).
     scorecard: list[dict]
     # Target name -> {verdict: "re-tune" | "rewrite", deciding: ["RULE file:line", ...]}.
     verdicts: dict[str, dict]
