@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.domain.codescan import scan_paths
 from jobs.domain.codescan.build import BUILD_DETECTORS
 from jobs.domain.codescan.cxx import CXX_DETECTORS
 from jobs.domain.codescan.python import PYTHON_DETECTORS
@@ -47,3 +48,23 @@ def test_hits_at_one_offset_are_grouped_in_detector_order_and_overlaps_dropped()
     assert ["torch_cuda"] in names
     starts = [group[0][1].start() for group in groups]
     assert starts == sorted(starts)
+
+
+def test_python_and_cxx_read_compute_capability_comparisons_alike(tmp_path):
+    """One capability pattern for both languages. Before, C/C++ had its own copy, which
+    missed a `device_capability` compared with a number."""
+    (tmp_path / "dispatch.cu").write_text(
+        "void pick(cudaDeviceProp prop) {\n"
+        "  int device_capability = prop.major * 10 + prop.minor;\n"
+        "  if (device_capability >= 80) { launch_ampere(); }\n"
+        "}\n"
+    )
+    (tmp_path / "dispatch.py").write_text(
+        "import torch\n"
+        "device_capability = torch.cuda.get_device_capability()\n"
+        "if device_capability >= (8, 0):\n"
+        "    use_fast_path()\n"
+    )
+    found = [(f.rule_id, f.file, f.line) for f in scan_paths(tmp_path).findings]
+    assert ("ARCH002", "dispatch.cu", 3) in found
+    assert ("ARCH002", "dispatch.py", 3) in found

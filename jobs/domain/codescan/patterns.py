@@ -41,6 +41,14 @@ TOLERANCE_RADIUS_LINES = 3
 GPU_CONTEXT = re.compile(
     rb"cuda|CUDA|torch|triton|gpu|GPU|nvidia|NVIDIA|cupy|jax|threadIdx|A100|H100|V100"
 )
+# ARCH002: a name that holds a compute capability compared with a number: `major >= 8`,
+# `capability < (8, 0)`, `device_capability >= 80`, in Python and C/C++ alike.
+CAPABILITY_COMPARISON = (
+    rb"\b(?:major|minor|cc_major|cc_minor|sm_major|sm_minor|compute_capability|"
+    rb"capability|device_capability|sm_version|sm_arch)\s*(?:>=|<=|==|!=|>|<)\s*"
+    rb"[(\[]?\s*\d"
+)
+CAPABILITY_NEEDLES = (b"major", b"minor", b"capability", b"sm_version", b"sm_arch")
 # Where a `major >= 8` can come from a compute capability rather than a version number.
 CAPABILITY_SOURCE = re.compile(rb"[Cc]apabilit|DeviceProp|device_prop|ComputeCapability")
 

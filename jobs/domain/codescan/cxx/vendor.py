@@ -136,11 +136,10 @@ DETECTORS = [
     ),
     Detector(
         "arch002",
-        rb"\b(?:major|minor|cc_major|cc_minor|sm_major|sm_minor|compute_capability|"
-        rb"capability|sm_version|sm_arch)\s*(?:>=|<=|==|!=|>|<)\s*\(?\s*\d",
+        patterns.CAPABILITY_COMPARISON,
         _capability_comparison,
         gpu_only=True,
-        needles=(b"major", b"minor", b"capability", b"sm_version", b"sm_arch"),
+        needles=patterns.CAPABILITY_NEEDLES,
     ),
     Detector(
         "arch003",

@@ -103,12 +103,10 @@ DETECTORS = [
     ),
     Detector(
         "arch002_name",
-        rb"\b(?:major|minor|cc_major|cc_minor|sm_major|sm_minor|compute_capability|"
-        rb"capability|device_capability|sm_version|sm_arch)\s*(?:>=|<=|==|!=|>|<)\s*"
-        rb"[(\[]?\s*\d",
+        patterns.CAPABILITY_COMPARISON,
         _capability_name,
         gpu_only=True,
-        needles=(b"major", b"minor", b"capability", b"sm_version", b"sm_arch"),
+        needles=patterns.CAPABILITY_NEEDLES,
     ),
     Detector(
         "prec004",
