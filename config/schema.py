@@ -7,6 +7,8 @@ say how a form sends "no value".
 
 import copy
 
+import django_filters
+from django.core.validators import MaxValueValidator, MinValueValidator
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
@@ -82,10 +84,9 @@ class AutoSchema(SpectacularAutoSchema):
         for parameter in parameters:
             # django-filter reads an empty value as "no filter", which the HTML forms rely on.
             parameter["allowEmptyValue"] = True
-            bounds = getattr(declared.get(parameter["name"]), "extra", {})
-            for keyword, bound in (("minimum", "min_value"), ("maximum", "max_value")):
-                if bounds.get(bound) is not None:
-                    parameter["schema"][keyword] = bounds[bound]
+            declared_filter = declared.get(parameter["name"])
+            if isinstance(declared_filter, django_filters.NumberFilter):
+                parameter["schema"].update(_number_bounds(declared_filter.field))
         return parameters
 
     def _error_responses(self) -> dict[str, str]:
@@ -151,6 +152,22 @@ class AutoSchema(SpectacularAutoSchema):
         if code == "429":
             response["headers"] = RETRY_AFTER_HEADER
         return response
+
+
+def _number_bounds(field) -> dict:
+    """minimum / maximum from a form field's validators: its min_value and max_value, and the
+    1e50 ceiling django-filter puts on every NumberFilter."""
+    bounds = {}
+    for validator in field.validators:
+        if isinstance(validator, MinValueValidator):
+            bounds["minimum"] = max(
+                bounds.get("minimum", validator.limit_value), validator.limit_value
+            )
+        elif isinstance(validator, MaxValueValidator):
+            bounds["maximum"] = min(
+                bounds.get("maximum", validator.limit_value), validator.limit_value
+            )
+    return bounds
 
 
 def postprocess_form_bodies(result: dict, generator, request, public) -> dict:

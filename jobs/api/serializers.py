@@ -16,10 +16,13 @@ class JobFileSerializer(serializers.ModelSerializer):
 class JobSerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+    # Null once the user is deleted, and for a job that reused no report: the schema says so.
+    created_by = serializers.CharField(
+        source="created_by.username", read_only=True, default=None, allow_null=True
+    )
     files = JobFileSerializer(many=True, read_only=True)
     reused_from = serializers.UUIDField(
-        source="reused_from.public_id", read_only=True, default=None
+        source="reused_from.public_id", read_only=True, default=None, allow_null=True
     )
     url = serializers.HyperlinkedIdentityField(view_name="api:job-detail", lookup_field="public_id")
     findings_url = serializers.SerializerMethodField(
@@ -104,7 +107,7 @@ class JobSummarySerializer(JobSerializer):
 @extend_schema_field(
     {
         "type": "array",
-        "items": {"type": "string", "format": "binary"},
+        "items": {"type": "string", "format": "binary", "minLength": 1},  # no empty files
         "minItems": 1,
         "maxItems": MAX_FILES,
         "description": "One part per file, each named `files`.",
