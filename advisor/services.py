@@ -1,110 +1,141 @@
-"""The advisor's window on the catalogue: GPUs and offers as plain dataclasses."""
+"""The advisor's answers: sizing a workload on the catalogue, right-sizing a measured job."""
 
-from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
 
-from django.db.models import Count, Max
-
-from advisor.domain.sizing.devices import Device, Offer
+from advisor.domain.devices import Device, Offer
+from advisor.domain.ranges import Range
+from advisor.domain.rightsizing import observe, project, recommendation, verdict
+from advisor.domain.rightsizing.measured import MeasuredRank
+from advisor.domain.sizing.memory import GIB
 from advisor.domain.sizing.recommend import SizingResult, recommend
 from advisor.domain.sizing.workload import Workload
-from catalog.models import Gpu
-from catalog.models import Offer as OfferRow
+from advisor.selectors import catalogue_snapshot_get
+from catalog.domain.device_names import match_device_name
+from catalog.selectors import gpu_memory_gib_by_key
 
-_GPU_COLUMNS = [
-    "canonical_key",
-    "name",
-    "vendor",
-    "memory_gib",
-    "memory_bandwidth_gb_s",
-    "fp32_tflops",
-    "tf32_tflops_dense",
-    "bf16_tflops_dense",
-    "fp16_tflops_dense",
-    "fp8_tflops_dense",
-    "int8_tops_dense",
-    "supports_tf32",
-    "supports_bf16",
-    "supports_fp8",
-    "interconnect",
-    "interconnect_gb_s",
-]
-# Per-process copies of the catalogue as the engine sees it, rebuilt when the catalogue
-# changes (any offer or GPU written since): reading ~1,000 offers on every request would cost
-# more than the sizing itself.
-_snapshots: dict[str, tuple[tuple, list[Device], dict[str, list[Offer]]]] = {}
-
-
-def _float(value) -> float | None:
-    return None if value is None else float(value)
-
-
-def sizing_devices() -> list[Device]:
-    return [
-        Device(
-            key=row[0],
-            name=row[1],
-            vendor=row[2],
-            memory_gib=float(row[3]),
-            bandwidth_gb_s=float(row[4]),
-            fp32_tflops=_float(row[5]),
-            tf32_tflops=_float(row[6]),
-            bf16_tflops=_float(row[7]),
-            fp16_tflops=_float(row[8]),
-            fp8_tflops=_float(row[9]),
-            int8_tops=_float(row[10]),
-            supports_tf32=row[11],
-            supports_bf16=row[12],
-            supports_fp8=row[13],
-            interconnect=row[14],
-            interconnect_gb_s=_float(row[15]),
-        )
-        for row in Gpu.objects.order_by("name").values_list(*_GPU_COLUMNS)
-    ]
-
-
-def sizing_offers(*, pricing_model: str) -> dict[str, list[Offer]]:
-    offers: dict[str, list[Offer]] = defaultdict(list)
-    rows = OfferRow.objects.filter(pricing_model=pricing_model).values_list(
-        "gpu__canonical_key",
-        "provider__key",
-        "provider__name",
-        "instance_type",
-        "region",
-        "gpu_count",
-        "usd_per_hour",
-        "pricing_model",
-    )
-    for gpu, provider, provider_name, instance, region, count, price, model in rows:
-        offers[gpu].append(
-            Offer(
-                provider=provider,
-                provider_name=provider_name,
-                instance_type=instance,
-                region=region,
-                gpu_count=count,
-                usd_per_hour=float(price),
-                pricing_model=model,
-            )
-        )
-    return offers
-
-
-def _catalogue_version() -> tuple:
-    offers = OfferRow.objects.aggregate(changed=Max("updated_at"), count=Count("id"))
-    gpus = Gpu.objects.aggregate(changed=Max("updated_at"), count=Count("id"))
-    return offers["changed"], offers["count"], gpus["changed"], gpus["count"]
-
-
-def sizing_catalogue(*, pricing_model: str) -> tuple[list[Device], dict[str, list[Offer]]]:
-    version = _catalogue_version()
-    cached = _snapshots.get(pricing_model)
-    if cached and cached[0] == version:
-        return cached[1], cached[2]
-    devices, offers = sizing_devices(), sizing_offers(pricing_model=pricing_model)
-    _snapshots[pricing_model] = (version, devices, offers)
-    return devices, offers
+# Right-sizing prices what a job would cost to rerun now: on-demand, not spot or reserved.
+_RIGHTSIZING_PRICING = "on_demand"
 
 
 def sizing_advise(*, workload: Workload) -> SizingResult:
-    devices, offers = sizing_catalogue(pricing_model=workload.pricing_model)
+    devices, offers = catalogue_snapshot_get(pricing_model=workload.pricing_model)
     return recommend(workload, devices, offers)
+
+
+def rightsizing_report(*, summary: Mapping[str, Any], ranks: Sequence[MeasuredRank]) -> dict:
+    """A trace job's report: `summary` (the analyser's JSON summary) with the catalogue GPU,
+    capacity and peak share of each of its ranks, the devices, the verdict, and what to rent.
+    `ranks` are the summary's ranks as the jobs app read them, in the same order."""
+    memory_by_key = gpu_memory_gib_by_key()
+    annotated, devices = [], []
+    for data, rank in zip(summary.get("ranks", []), ranks, strict=True):
+        memory = (rank.device_properties or {}).get("totalGlobalMem")
+        match = match_device_name(rank.gpu_name, memory, memory_by_key)
+        capacity = (
+            int(memory)
+            if memory
+            else (int(memory_by_key[match.canonical_key] * GIB) if match.canonical_key else None)
+        )
+        peak = rank.peak_reserved_bytes or rank.peak_allocated_bytes or rank.peak_memory_used_bytes
+        annotated.append(
+            {
+                **data,
+                "catalog_gpu": match.canonical_key,
+                "capacity_bytes": capacity,
+                "peak_memory_pct_of_capacity": (
+                    round(100 * peak / capacity, 1) if peak and capacity else None
+                ),
+            }
+        )
+        devices.append(
+            {
+                "rank": rank.rank,
+                "source": rank.source,
+                "name": rank.gpu_name,
+                "catalog_gpu": match.canonical_key,
+                "match": match.reason,
+                "capacity_bytes": capacity,
+                "peak_memory_used_bytes": peak,
+                "kernel_count": rank.gpu_event_count if rank.source != "nvidia-smi" else None,
+            }
+        )
+    named = next((d for d in devices if d["name"]), None)
+    current_key = next((d["catalog_gpu"] for d in devices if d["catalog_gpu"]), None)
+    return {
+        **summary,
+        "ranks": annotated,
+        "gpu": {
+            "name": named["name"] if named else None,
+            "catalog_gpu": current_key,
+            "match": named["match"] if named else "no GPU named",
+        },
+        "devices": devices,
+        **_right_sizing(ranks, current_key),
+    }
+
+
+def _range(value: Range | None) -> dict | None:
+    return (
+        None
+        if value is None
+        else {"low": value.low, "expected": value.expected, "high": value.high}
+    )
+
+
+def _right_sizing(ranks: Sequence[MeasuredRank], current_key: str | None) -> dict:
+    devices, offers = catalogue_snapshot_get(pricing_model=_RIGHTSIZING_PRICING)
+    by_key: dict[str, Device] = {device.key: device for device in devices}
+    current = by_key.get(current_key) if current_key else None
+    try:
+        judged = verdict(ranks, device_bandwidth_gb_s=current.bandwidth_gb_s if current else None)
+        observed = observe(ranks)
+    except ValueError as error:
+        return {"verdict": None, "candidates": [], "recommendation": str(error)}
+    result: dict = {
+        "verdict": {
+            "kind": judged.kind,
+            "confidence": judged.confidence,
+            "rule": judged.rule,
+            "evidence": [asdict(item) for item in judged.evidence],
+        },
+        "observed": asdict(observed),
+        "candidates": [],
+    }
+    if current is None:
+        result["recommendation"] = (
+            "the GPU this ran on is not in the catalogue, so nothing can be compared with it"
+        )
+        return result
+    others = [device for key, device in by_key.items() if key != current.key]
+    projections = project(observed, current, others, offers)
+    result["recommendation"] = recommendation(observed, projections, verdict=judged)
+    for projection in projections:
+        best = projection.best_offer
+        result["candidates"].append(
+            {
+                "gpu": projection.device.key,
+                "gpu_name": projection.device.name,
+                # Stored so the job page draws the candidate's capacity from the report itself,
+                # not from a catalogue that may have changed since.
+                "capacity_bytes": int(projection.device.memory_gib * GIB),
+                "is_current": projection.is_current,
+                "fits": projection.fits,
+                "reason": projection.reason,
+                "projected_step_time_s": _range(projection.step_s),
+                "usd_per_1000_steps": _range(best.usd_per_1000_steps) if best else None,
+                "offer": _offer(best.offer) if best else None,
+                "notes": projection.notes,
+            }
+        )
+    return result
+
+
+def _offer(offer: Offer) -> dict:
+    return {
+        "provider": offer.provider,
+        "instance_type": offer.instance_type,
+        "gpu_count": offer.gpu_count,
+        "usd_per_hour": offer.usd_per_hour,
+    }

@@ -444,12 +444,12 @@ def engine_benchmark(env: dict[str, str], args: argparse.Namespace) -> dict:
     from advisor.api.serializers import SizingRequestSerializer
     from advisor.domain.sizing.recommend import rank_candidates, recommend
     from advisor.domain.sizing.report import sizing_report
-    from advisor.services import sizing_devices, sizing_offers
+    from advisor.selectors import device_list, device_offers_list
 
-    devices = sizing_devices()
-    offers = sizing_offers(pricing_model="on_demand")
+    devices = device_list()
+    offers = device_offers_list(pricing_model="on_demand")
     reset_queries()
-    sizing_devices(), sizing_offers(pricing_model="on_demand")
+    device_list(), device_offers_list(pricing_model="on_demand")
     catalogue_queries = len(connection.queries)  # DEBUG=1 records them
     offer_count = sum(len(rows) for rows in offers.values())
     runs = args.engine_runs
@@ -484,7 +484,7 @@ def engine_benchmark(env: dict[str, str], args: argparse.Namespace) -> dict:
             lambda: validated(SIZING_BODY), runs
         ),
         "load_devices_and_offers (ORM rows to dataclasses)": timed(
-            lambda: (sizing_devices(), sizing_offers(pricing_model="on_demand")), runs
+            lambda: (device_list(), device_offers_list(pricing_model="on_demand")), runs
         ),
         "recommend": timed(lambda: recommend(api_workload, devices, offers), runs),
         "sizing_report (dict of the answer)": timed(lambda: sizing_report(api_result), runs),

@@ -12,8 +12,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
+from advisor.services import rightsizing_report
 from jobs.models import Job, JobKind
-from jobs.reports import trace_report
+from jobs.reports import trace_ranks
 from jobs.services import (
     JobNotClaimable,
     JobOutOfAttempts,
@@ -150,7 +151,9 @@ def analyze_job(self, job_id: int) -> str:
         job_fail(job_id=job_id, token=token, error=outcome["error"])
         return "failed"
     job_progress(job_id=job_id, token=token, pct=95, stage="writing the report")
-    report = outcome["report"] if job.kind == JobKind.CODESCAN else trace_report(outcome["report"])
+    report = outcome["report"]
+    if job.kind != JobKind.CODESCAN:
+        report = rightsizing_report(summary=report, ranks=trace_ranks(report))
     job_finish(job_id=job_id, token=token, report=report)
     return "done"
 

@@ -75,9 +75,8 @@ def _trace_charts(report: dict) -> dict:
 
 
 def _advised(report: dict) -> dict | None:
-    """The cheapest fitting candidate other than the current GPU, with its capacity."""
-    from catalog.selectors import gpu_memory_gib_by_key
-
+    """The cheapest fitting candidate other than the current GPU, when the report stored its
+    capacity (reports written before candidates carried capacity_bytes get no capacity line)."""
     options = [
         c
         for c in report.get("candidates", [])
@@ -86,8 +85,7 @@ def _advised(report: dict) -> dict | None:
     if not options:
         return None
     best = min(options, key=lambda c: c["usd_per_1000_steps"]["expected"])
-    memory = gpu_memory_gib_by_key().get(best["gpu"])
-    return {**best, "capacity_bytes": float(memory) * 2**30} if memory else None
+    return best if best.get("capacity_bytes") else None
 
 
 FINDINGS_PER_PAGE = 100

@@ -1,1 +1,2 @@
-"""Advisor reasoning as plain Python: sizing and (later) portability. No Django here."""
+"""Advisor reasoning as plain Python: the one Device and Offer, sizing, right-sizing and
+portability. No Django here."""

@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
 from advisor.api.serializers import SizingRequestSerializer
+from advisor.domain.devices import Device, Offer
 from advisor.domain.sizing.architecture import (
     FAMILIES,
     UnsupportedArchitecture,
     architecture_from_config,
     architecture_from_params,
 )
-from advisor.domain.sizing.devices import Device, Offer
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.recommend import GPU_COUNTS, rank_candidates, recommend
@@ -486,7 +486,15 @@ DEVICES = [
 ]
 OFFERS = {
     device.key: [
-        Offer("p", "Provider", f"{device.key}-x{count}", "r", count, price * count, pricing)
+        Offer(
+            provider="p",
+            provider_name="Provider",
+            instance_type=f"{device.key}-x{count}",
+            region="r",
+            gpu_count=count,
+            usd_per_hour=price * count,
+            pricing_model=pricing,
+        )
         for count in GPU_COUNTS
         for pricing, price in (("on_demand", 2.5), ("spot", 1.0))
     ]

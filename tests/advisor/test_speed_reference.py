@@ -2,7 +2,7 @@
 
 import pytest
 
-from advisor.domain.sizing.devices import Device
+from advisor.domain.devices import Device
 from advisor.domain.sizing.memory import Parallelism
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import Dtype

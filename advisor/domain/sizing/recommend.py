@@ -7,7 +7,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from advisor.domain.sizing.devices import Device, Offer
+from advisor.domain.devices import Device, Offer
+from advisor.domain.ranges import Range
 from advisor.domain.sizing.memory import (
     ALLOCATOR_HEADROOM_FRACTION,
     COLLECTIVE_BUFFER_BYTES,
@@ -28,7 +29,6 @@ from advisor.domain.sizing.speed import (
     INFERENCE_COMPUTE_EFFICIENCY,
     TRAINING_MFU,
     InferenceSpeed,
-    Range,
     TrainingTime,
     compute_peak_tflops,
     inference_speed,

@@ -2,10 +2,10 @@
 
 from typing import Any
 
+from advisor.domain.ranges import Range
 from advisor.domain.sizing.memory import GIB
 from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, SizingResult
-from advisor.domain.sizing.speed import Range
 
 
 def _range(value: Range | None, digits: int = 4) -> dict[str, float] | None:

@@ -6,32 +6,11 @@ stack; the efficiency ranges come from published measurements (sizing_reference.
 
 from dataclasses import dataclass
 
-from advisor.domain.sizing.devices import Device
+from advisor.domain.devices import Device
+from advisor.domain.ranges import Range
 from advisor.domain.sizing.memory import Parallelism, _inference_weight_bytes
 from advisor.domain.sizing.precision import BYTES_PER_VALUE, Dtype
 from advisor.domain.sizing.workload import Task, Workload
-
-
-@dataclass(frozen=True)
-class Range:
-    low: float
-    expected: float
-    high: float
-
-    def scaled(self, factor: float) -> "Range":
-        return Range(self.low * factor, self.expected * factor, self.high * factor)
-
-    def inverted(self, numerator: float) -> "Range":
-        """numerator / self, with low and high swapped (a faster speed is a shorter time)."""
-        return Range(numerator / self.high, numerator / self.expected, numerator / self.low)
-
-    def as_dict(self, digits: int = 4) -> dict[str, float]:
-        return {
-            "low": round(self.low, digits),
-            "expected": round(self.expected, digits),
-            "high": round(self.high, digits),
-        }
-
 
 # Batch-1 decode reaches 48-86% of the bandwidth roofline in the published runs
 # (llama.cpp, MLC, ExLlama on RTX 3090 Ti / 4090 / Apple M-series), median about 70%.

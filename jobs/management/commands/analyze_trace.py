@@ -6,8 +6,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from advisor.services import rightsizing_report
 from jobs.domain.traces import TraceError, analyze_traces
-from jobs.reports import trace_report
 
 
 class Command(BaseCommand):
@@ -30,7 +30,7 @@ class Command(BaseCommand):
             )
         except TraceError as error:
             raise CommandError(str(error)) from error
-        report = trace_report(asdict(summary))
+        report = rightsizing_report(summary=asdict(summary), ranks=summary.ranks)
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return

@@ -42,9 +42,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from jobs.domain.rightsizing.observed import KERNEL_SOURCES
-from jobs.domain.rightsizing.window import WindowSplit, mean_split, split_window
-from jobs.domain.traces import RankSummary
+from advisor.domain.rightsizing.measured import MeasuredRank
+from advisor.domain.rightsizing.observed import KERNEL_SOURCES
+from advisor.domain.rightsizing.window import WindowSplit, mean_split, split_window
 
 IDLE_MOSTLY_PCT = 50.0
 IDLE_HOST_PCT = 25.0
@@ -76,7 +76,9 @@ class Verdict:
     rule: str = ""  # the rule that decided, in words
 
 
-def verdict(ranks: Sequence[RankSummary], *, device_bandwidth_gb_s: float | None = None) -> Verdict:
+def verdict(
+    ranks: Sequence[MeasuredRank], *, device_bandwidth_gb_s: float | None = None
+) -> Verdict:
     """Judge the job; device_bandwidth_gb_s (the catalogue's figure for the GPU it ran on) puts
     achieved copy bandwidth in proportion. ValueError when no rank saw GPU work."""
     gpu_ranks = [rank for rank in ranks if not rank.cpu_only and rank.kernel_time_us > 0]
@@ -102,7 +104,7 @@ def verdict(ranks: Sequence[RankSummary], *, device_bandwidth_gb_s: float | None
 
 
 def _judge_kernels(
-    ranks: Sequence[RankSummary], evidence: list[Evidence], bandwidth_gb_s: float | None
+    ranks: Sequence[MeasuredRank], evidence: list[Evidence], bandwidth_gb_s: float | None
 ) -> tuple[str, float, str]:
     split = mean_split([split_window(rank) for rank in ranks])
     idle = statistics.fmean(rank.idle_pct for rank in ranks)
@@ -128,7 +130,7 @@ def _judge_kernels(
     return kind, margin, f"matrix math is {math_of_busy:.0f} % of the busy compute and copy time"
 
 
-def _judge_utilisation(logs: Sequence[RankSummary]) -> tuple[str, float, str]:
+def _judge_utilisation(logs: Sequence[MeasuredRank]) -> tuple[str, float, str]:
     means = [rank.utilization_mean_pct for rank in logs if rank.utilization_mean_pct is not None]
     if not means:
         raise ValueError("nvidia-smi never reported utilization.gpu")
@@ -158,7 +160,7 @@ def _confidence(margin: float, *, thin: bool, ceiling: str) -> str:
 
 
 def _kernel_evidence(
-    ranks: Sequence[RankSummary],
+    ranks: Sequence[MeasuredRank],
     split: WindowSplit,
     idle: float,
     gap_mean_us: float | None,
@@ -220,7 +222,7 @@ def _kernel_evidence(
     ]
 
 
-def _copy_bandwidth(ranks: Sequence[RankSummary], bandwidth_gb_s: float | None) -> list[Evidence]:
+def _copy_bandwidth(ranks: Sequence[MeasuredRank], bandwidth_gb_s: float | None) -> list[Evidence]:
     copied_bytes: Counter[str] = Counter()
     copy_us: Counter[str] = Counter()
     for rank in ranks:
@@ -244,7 +246,7 @@ def _copy_bandwidth(ranks: Sequence[RankSummary], bandwidth_gb_s: float | None) 
     return found
 
 
-def _log_evidence(logs: Sequence[RankSummary]) -> list[Evidence]:
+def _log_evidence(logs: Sequence[MeasuredRank]) -> list[Evidence]:
     def mean(values: list[float | None]) -> float | None:
         known = [value for value in values if value is not None]
         return statistics.fmean(known) if known else None

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from jobs.domain.rightsizing import Verdict, project, recommendation, verdict
-from jobs.domain.rightsizing.observed import ObservedJob
+from advisor.domain.rightsizing import Verdict, project, recommendation, verdict
+from advisor.domain.rightsizing.observed import ObservedJob
 from jobs.domain.traces import RankSummary, analyze_traces
-from tests.jobs.test_rightsizing import GPUS, OFFERS
+from tests.advisor.test_rightsizing import GPUS, OFFERS
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "tests/fixtures/traces"

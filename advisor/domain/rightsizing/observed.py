@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs.domain.rightsizing.window import mean_split, per_step, split_window
-from jobs.domain.traces import RankSummary
+from advisor.domain.rightsizing.measured import MeasuredRank
+from advisor.domain.rightsizing.window import mean_split, per_step, split_window
 
 KERNEL_SOURCES = ("kineto", "nsys")
 # What the projection assumes when kernel names do not tell: today's default for training.
@@ -43,7 +43,7 @@ class ObservedJob:
         return 100 * self.host_idle_s / self.step_s if self.step_s > 0 else 0.0
 
 
-def observe(ranks: Sequence[RankSummary]) -> ObservedJob:
+def observe(ranks: Sequence[MeasuredRank]) -> ObservedJob:
     """The job behind an analysis: kernel-level ranks (Kineto, nsys) when there are any,
     otherwise nvidia-smi's GPUs. ValueError when no rank saw GPU work."""
     gpu_ranks = [rank for rank in ranks if not rank.cpu_only and rank.kernel_time_us > 0]
@@ -67,12 +67,12 @@ def observe(ranks: Sequence[RankSummary]) -> ObservedJob:
     )
 
 
-def _steps(rank: RankSummary) -> int:
+def _steps(rank: MeasuredRank) -> int:
     """Steps inside the analysed window: all ProfilerSteps but the dropped last one."""
     return max(rank.profiler_steps - (1 if rank.last_step_dropped else 0), 1)
 
 
-def _precision(ranks: Sequence[RankSummary]) -> str:
+def _precision(ranks: Sequence[MeasuredRank]) -> str:
     time_us: Counter[str] = Counter()
     for rank in ranks:
         time_us.update(rank.math_time_by_precision_us)
@@ -80,7 +80,7 @@ def _precision(ranks: Sequence[RankSummary]) -> str:
     return max(known, key=known.__getitem__) if known else "unknown"
 
 
-def _peak_memory_bytes(ranks: Sequence[RankSummary]) -> int | None:
+def _peak_memory_bytes(ranks: Sequence[MeasuredRank]) -> int | None:
     """The caching allocator's reserved peak is what the GPU had to hold; allocated is a lower
     bound; nvidia-smi's memory.used also counts the CUDA context. The largest of any wins."""
     peaks = [

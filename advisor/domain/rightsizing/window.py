@@ -1,6 +1,6 @@
 """How a rank's analysed window splits into parts that another GPU would speed up differently.
 
-From the trace breakdown (`jobs.domain.traces`):
+From the trace breakdown (the jobs app's, read as `measured.MeasuredRank`):
 
 - idle_us: nothing ran on the GPU; the host was busy elsewhere or launching;
 - compute_us (wall time covered by computation kernels) = math_us (GEMM, convolution,
@@ -18,7 +18,7 @@ An nvidia-smi log has no kernels: its busy time is `unattributed_s`, its idle ti
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from jobs.domain.traces import RankSummary
+from advisor.domain.rightsizing.measured import MeasuredRank
 
 _US_PER_S = 1e6
 
@@ -40,7 +40,7 @@ class WindowSplit:
         return 100 * part_s / self.window_s if self.window_s > 0 else 0.0
 
 
-def split_window(rank: RankSummary) -> WindowSplit:
+def split_window(rank: MeasuredRank) -> WindowSplit:
     window_s = rank.kernel_time_us / _US_PER_S
     idle_s = rank.idle_us / _US_PER_S
     if rank.source == "nvidia-smi":

@@ -9,9 +9,9 @@ the pick. When the current GPU has no offer, the cheapest fitting one is named w
 
 from collections.abc import Sequence
 
-from jobs.domain.rightsizing.observed import ObservedJob
-from jobs.domain.rightsizing.projection import Projection
-from jobs.domain.rightsizing.verdict import Verdict
+from advisor.domain.rightsizing.observed import ObservedJob
+from advisor.domain.rightsizing.projection import Projection
+from advisor.domain.rightsizing.verdict import Verdict
 
 MIN_SAVING = 0.10
 # Within this of the current step time is "about the same speed".

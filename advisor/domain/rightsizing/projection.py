@@ -4,11 +4,11 @@ Each part of the measured step scales by its own ratio of current to candidate f
 
 - matrix math (compute_s) by dense TFLOPS at the precision the kernels ran in (bf16 when their
   names do not say, with a note); a GPU without that precision's units runs the next one down
-  (`DeviceSpec.dense_tflops`);
+  (`Device.dense_tflops`);
 - copies and bandwidth-bound kernels (memory_s) by memory bandwidth, GB/s;
 - exposed communication by the link between the job's GPUs: an NVLink-class fabric (NVLink,
   Infinity Fabric, ...) at its catalogued GB/s, PCIe at its, a bridged pair at the bridge's
-  until a third GPU puts PCIe in the path (`DeviceSpec.link_gb_s`);
+  until a third GPU puts PCIe in the path (`Device.link_gb_s`);
 - busy time of unknown kind (nvidia-smi logs) by the slower of the compute and bandwidth ratios,
   so an unseen bottleneck is never assumed to be the one that got faster;
 - host-bound and idle time unchanged: the host is the same whatever GPU waits on it.
@@ -28,9 +28,9 @@ time x 1000 / 3600.
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from advisor.domain.sizing.speed import Range
-from jobs.domain.rightsizing.devices import DeviceSpec, Offer
-from jobs.domain.rightsizing.observed import ASSUMED_PRECISION, ObservedJob
+from advisor.domain.devices import Device, Offer
+from advisor.domain.ranges import Range
+from advisor.domain.rightsizing.observed import ASSUMED_PRECISION, ObservedJob
 
 UNCERTAINTY = 0.15
 _SECONDS_PER_HOUR = 3600
@@ -46,7 +46,7 @@ class OfferCost:
 
 @dataclass(frozen=True)
 class Projection:
-    device: DeviceSpec
+    device: Device
     is_current: bool
     fits: bool
     reason: str  # why it does not fit; empty when it does
@@ -61,8 +61,8 @@ class Projection:
 
 def project(
     job: ObservedJob,
-    current: DeviceSpec,
-    candidates: Sequence[DeviceSpec],
+    current: Device,
+    candidates: Sequence[Device],
     offers_by_device: Mapping[str, Sequence[Offer]],
     *,
     headroom_fraction: float = 0.10,
@@ -91,7 +91,7 @@ def _rank_key(projection: Projection) -> tuple[int, float]:
 
 
 def _does_not_fit(
-    job: ObservedJob, device: DeviceSpec, current: DeviceSpec, headroom_fraction: float
+    job: ObservedJob, device: Device, current: Device, headroom_fraction: float
 ) -> str:
     if job.peak_memory_bytes is None:
         if device.memory_gib < current.memory_gib:
@@ -111,7 +111,7 @@ def _does_not_fit(
 
 
 def _step_s(
-    job: ObservedJob, current: DeviceSpec, device: DeviceSpec, is_current: bool
+    job: ObservedJob, current: Device, device: Device, is_current: bool
 ) -> tuple[Range | None, list[str]]:
     unchanged_s = job.host_idle_s
     if is_current:

@@ -3,14 +3,15 @@ run on other GPUs and what that costs (`project`), and a sentence saying what to
 (`recommendation`). Plain Python: figures and offers come in as values from the catalogue.
 """
 
-from jobs.domain.rightsizing.devices import DeviceSpec, Offer
-from jobs.domain.rightsizing.observed import ObservedJob, observe
-from jobs.domain.rightsizing.projection import OfferCost, Projection, Range, project
-from jobs.domain.rightsizing.recommend import recommendation
-from jobs.domain.rightsizing.verdict import Evidence, Verdict, verdict
+from advisor.domain.devices import Device, Offer
+from advisor.domain.ranges import Range
+from advisor.domain.rightsizing.observed import ObservedJob, observe
+from advisor.domain.rightsizing.projection import OfferCost, Projection, project
+from advisor.domain.rightsizing.recommend import recommendation
+from advisor.domain.rightsizing.verdict import Evidence, Verdict, verdict
 
 __all__ = [
-    "DeviceSpec",
+    "Device",
     "Evidence",
     "ObservedJob",
     "Offer",

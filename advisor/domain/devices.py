@@ -1,0 +1,119 @@
+"""What the advisor knows of a GPU and of an offer: plain values handed over from the catalogue.
+
+Figures are the catalogue's (catalog/data/gpus.csv): memory in GiB, bandwidth in decimal GB/s,
+dense (not sparse) TFLOPS per precision, and the interconnect as its text and GB/s. Both the
+sizing engine and right-sizing read the interconnect text through `Device.link`, one parse.
+"""
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from advisor.domain.sizing.memory import GIB, USABLE_FRACTION
+
+# Fabrics that join a whole node's GPUs (tensor parallelism stays inside one).
+_NODE_FABRICS = ("nvlink", "infinity fabric", "xe link", "ici", "roce")
+NODE_FABRIC_GPUS = 8
+# A bridge (NVLink bridge) pairs two cards; a third GPU talks to them only over PCIe.
+BRIDGED_GPUS = 2
+_PCIE_IN_TEXT = re.compile(r"pcie[^;]*?(\d+(?:\.\d+)?)\s*gb/s")
+# When the catalogue text names no PCIe figure, assume Gen3 x16, the slowest still rented.
+PCIE_FALLBACK_GB_S = 32.0
+
+
+@dataclass(frozen=True)
+class Link:
+    """The catalogue's interconnect text, read once: how many GPUs its fast link joins, and the
+    PCIe figure the text names for the GPUs beyond them (None when it names none)."""
+
+    fast_link_gpus: int
+    pcie_gb_s: float | None
+
+    @classmethod
+    def read(cls, text: str) -> "Link":
+        lowered = text.lower()
+        pcie = _PCIE_IN_TEXT.search(lowered)
+        pcie_gb_s = float(pcie.group(1)) if pcie else None
+        if "bridge" in lowered:
+            return cls(BRIDGED_GPUS, pcie_gb_s)
+        if any(fabric in lowered for fabric in _NODE_FABRICS):
+            return cls(NODE_FABRIC_GPUS, pcie_gb_s)
+        return cls(1, pcie_gb_s)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Device:
+    key: str
+    name: str
+    vendor: str
+    memory_gib: float
+    bandwidth_gb_s: float
+    fp32_tflops: float | None
+    tf32_tflops: float | None
+    bf16_tflops: float | None
+    fp16_tflops: float | None
+    fp8_tflops: float | None
+    int8_tops: float | None
+    supports_tf32: bool
+    supports_bf16: bool
+    supports_fp8: bool
+    interconnect: str
+    interconnect_gb_s: float | None
+
+    @cached_property
+    def link(self) -> Link:
+        return Link.read(self.interconnect)
+
+    @property
+    def fast_link_gpus(self) -> int:
+        """How many of these GPUs one fast fabric joins (tensor parallelism stays inside it).
+        Bridged cards (NVLink bridge) pair up; PCIe-only cards have no fast fabric."""
+        return self.link.fast_link_gpus
+
+    def link_gb_s(self, gpu_count: int) -> float:
+        """Bandwidth between a job's `gpu_count` GPUs: the fabric's catalogued GB/s, except that
+        a bridge joins only a pair, so more bridged GPUs talk over PCIe."""
+        if self.link.fast_link_gpus == BRIDGED_GPUS and gpu_count > BRIDGED_GPUS:
+            return PCIE_FALLBACK_GB_S if self.link.pcie_gb_s is None else self.link.pcie_gb_s
+        return self.interconnect_gb_s or PCIE_FALLBACK_GB_S
+
+    @property
+    def usable_memory_bytes(self) -> float:
+        """What CUDA can use, as the sizing engine assumes (driver and ECC take the rest)."""
+        return USABLE_FRACTION * self.memory_gib * GIB
+
+    def dense_tflops(self, precision: str) -> tuple[float | None, str | None]:
+        """Dense peak for math observed at `precision`, and a note when this GPU would have to
+        run it another way (no BF16 units: fp16; no TF32: plain fp32; no FP8: 16-bit)."""
+        sixteen_bit = self.bf16_tflops if self.supports_bf16 else None
+        sixteen_bit = sixteen_bit or self.fp16_tflops
+        if precision == "fp8":
+            if self.supports_fp8 and self.fp8_tflops:
+                return self.fp8_tflops, None
+            return sixteen_bit, f"{self.name} has no FP8 units: assumes 16-bit math"
+        if precision == "bf16":
+            if self.supports_bf16 and self.bf16_tflops:
+                return self.bf16_tflops, None
+            return self.fp16_tflops, f"{self.name} has no BF16 units: assumes the job runs fp16"
+        if precision == "fp16":
+            return self.fp16_tflops or self.bf16_tflops, None
+        if precision == "tf32":
+            if self.supports_tf32 and self.tf32_tflops:
+                return self.tf32_tflops, None
+            return self.fp32_tflops, f"{self.name} has no TF32 units: assumes fp32 math"
+        return self.fp32_tflops, None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Offer:
+    provider: str
+    provider_name: str
+    instance_type: str
+    region: str
+    gpu_count: int
+    usd_per_hour: float
+    pricing_model: str
+
+    @property
+    def usd_per_gpu_hour(self) -> float:
+        return self.usd_per_hour / self.gpu_count

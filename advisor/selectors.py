@@ -1,0 +1,110 @@
+"""The advisor's window on the catalogue: GPUs and offers as the domain's Device and Offer.
+
+Rows are read by field name (values() dicts), so reordering a column list cannot swap two
+figures silently.
+"""
+
+from collections import defaultdict
+from decimal import Decimal
+
+from django.db.models import Count, Max
+
+from advisor.domain.devices import Device, Offer
+from catalog.models import Gpu
+from catalog.models import Offer as OfferRow
+
+# Per-process copies of the catalogue as the advisor sees it, rebuilt when the catalogue
+# changes (any offer or GPU written since): reading ~1,000 offers on every request would cost
+# more than the sizing itself.
+_snapshots: dict[str, tuple[tuple, list[Device], dict[str, list[Offer]]]] = {}
+
+
+def _float(value: Decimal | float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def device_list() -> list[Device]:
+    """Every catalogue GPU, by name."""
+    return [
+        Device(
+            key=row["canonical_key"],
+            name=row["name"],
+            vendor=row["vendor"],
+            memory_gib=float(row["memory_gib"]),
+            bandwidth_gb_s=float(row["memory_bandwidth_gb_s"]),
+            fp32_tflops=_float(row["fp32_tflops"]),
+            tf32_tflops=_float(row["tf32_tflops_dense"]),
+            bf16_tflops=_float(row["bf16_tflops_dense"]),
+            fp16_tflops=_float(row["fp16_tflops_dense"]),
+            fp8_tflops=_float(row["fp8_tflops_dense"]),
+            int8_tops=_float(row["int8_tops_dense"]),
+            supports_tf32=row["supports_tf32"],
+            supports_bf16=row["supports_bf16"],
+            supports_fp8=row["supports_fp8"],
+            interconnect=row["interconnect"],
+            interconnect_gb_s=_float(row["interconnect_gb_s"]),
+        )
+        for row in Gpu.objects.order_by("name").values(
+            "canonical_key",
+            "name",
+            "vendor",
+            "memory_gib",
+            "memory_bandwidth_gb_s",
+            "fp32_tflops",
+            "tf32_tflops_dense",
+            "bf16_tflops_dense",
+            "fp16_tflops_dense",
+            "fp8_tflops_dense",
+            "int8_tops_dense",
+            "supports_tf32",
+            "supports_bf16",
+            "supports_fp8",
+            "interconnect",
+            "interconnect_gb_s",
+        )
+    ]
+
+
+def device_offers_list(*, pricing_model: str) -> dict[str, list[Offer]]:
+    """The offers at one pricing model, by the canonical key of their GPU."""
+    offers: dict[str, list[Offer]] = defaultdict(list)
+    rows = OfferRow.objects.filter(pricing_model=pricing_model).values(
+        "gpu__canonical_key",
+        "provider__key",
+        "provider__name",
+        "instance_type",
+        "region",
+        "gpu_count",
+        "usd_per_hour",
+        "pricing_model",
+    )
+    for row in rows:
+        offers[row["gpu__canonical_key"]].append(
+            Offer(
+                provider=row["provider__key"],
+                provider_name=row["provider__name"],
+                instance_type=row["instance_type"],
+                region=row["region"],
+                gpu_count=row["gpu_count"],
+                usd_per_hour=float(row["usd_per_hour"]),
+                pricing_model=row["pricing_model"],
+            )
+        )
+    return offers
+
+
+def _catalogue_version() -> tuple:
+    offers = OfferRow.objects.aggregate(changed=Max("updated_at"), count=Count("id"))
+    gpus = Gpu.objects.aggregate(changed=Max("updated_at"), count=Count("id"))
+    return offers["changed"], offers["count"], gpus["changed"], gpus["count"]
+
+
+def catalogue_snapshot_get(*, pricing_model: str) -> tuple[list[Device], dict[str, list[Offer]]]:
+    """device_list() and device_offers_list(), reused while the catalogue is unchanged."""
+    version = _catalogue_version()
+    cached = _snapshots.get(pricing_model)
+    if cached and cached[0] == version:
+        return cached[1], cached[2]
+    devices, offers = device_list(), device_offers_list(pricing_model=pricing_model)
+    _snapshots[pricing_model] = (version, devices, offers)
+    return devices, offers
