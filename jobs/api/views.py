@@ -23,12 +23,15 @@ from jobs.models import Job, JobKind
 from jobs.reports import FINDING_FILTERS, findings_matching
 from jobs.services import IdempotencyKeyReused, job_submit_idempotent
 
-# Visible ASCII, as the IETF draft's examples (UUIDs, random strings) are.
-IDEMPOTENCY_KEY = re.compile(r"[!-~]{1,255}")
+# Visible ASCII, as the IETF draft's examples (UUIDs, random strings) are. Anchored for the
+# schema (OpenAPI patterns are searched, not matched); the view uses fullmatch.
+IDEMPOTENCY_KEY_PATTERN = r"^[!-~]{1,255}$"
+IDEMPOTENCY_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
 IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     "Idempotency-Key",
     str,
     OpenApiParameter.HEADER,
+    pattern=IDEMPOTENCY_KEY_PATTERN,
     description=(
         "Optional, up to 255 visible ASCII characters, unique per upload. A retry with the same "
         "key and the same files (for 24 h, per team) returns the job the first request made, "
