@@ -82,6 +82,15 @@ def test_job_files_are_binary_parts_of_a_multipart_body(schema):
     assert files["minItems"] == 1
 
 
+@pytest.mark.parametrize("name", ["Job", "JobSummary"])
+def test_job_fields_that_can_be_null_are_nullable(schema, name):
+    """Before: a job that reused no report answered `reused_from: null` against a schema that
+    said string (schemathesis found it on POST /api/v1/jobs/)."""
+    properties = schema["components"]["schemas"][name]["properties"]
+    assert properties["reused_from"]["nullable"] is True
+    assert properties["created_by"]["nullable"] is True
+
+
 @pytest.mark.parametrize("flag", ["supports_tf32", "supports_bf16", "supports_fp8"])
 def test_supports_filters_are_plain_booleans(schema, flag):
     """Before: `type: boolean` with the enum ['', 'false', 'true'] (strings), which no value
