@@ -10,6 +10,7 @@ from tests.jobs.redis_server import (
     RedisServer,
     cache_settings,
     celery_broker,
+    free_port,
     needs_redis_server,
     running_redis,
 )
@@ -86,3 +87,24 @@ def test_healthz_does_not_depend_on_the_cache(client, settings):
         }
     }
     assert client.get("/healthz").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("path", ["/healthz", "/readyz"])
+def test_a_database_that_refuses_is_a_503_that_names_the_failure_by_its_kind_only(client, path):
+    """Before: /healthz answered the driver's message, with the database host and user."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("points PostgreSQL at a closed port")
+    real = dict(connection.settings_dict)
+    connection.close()
+    connection.settings_dict.update(HOST="127.0.0.1", PORT=str(free_port()))
+    try:
+        response = client.get(path)
+    finally:
+        connection.close()
+        connection.settings_dict.update(real)
+    assert response.status_code == 503
+    assert response.json()["database"] == "error (OperationalError)"
+    assert "127.0.0.1" not in response.content.decode()
