@@ -14,8 +14,10 @@ from typing import Any
 
 MAX_JSON_DEPTH = 64
 
-# A JSON string, escapes included (the unrolled form: no backtracking per character).
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# A JSON string, escapes included, written so that it never fails once it has begun: an
+# unterminated string runs to the end of the text. A pattern that could fail would be tried
+# again from every later quote: quadratic time on '"' followed by many '\"'.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.S)
 _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 

@@ -5,7 +5,9 @@ Before the limit, json.loads met 1,000 or 5,000 levels with a RecursionError (a 
 a crashed refresh in a feed); see tests/config/test_json_endpoints.py for the endpoints.
 """
 
+import contextlib
 import json
+import time
 
 import httpx
 import pytest
@@ -83,6 +85,25 @@ def test_a_large_flat_document_is_checked_in_one_pass():
         [{"ts": i, "name": "kernel[0]", "args": {"x": [i]}} for i in range(50_000)]
     )
     json_depth_check(document)  # no error: depth 3, however many brackets
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"' + '\\"' * 1_000_000,  # a quote, then escaped quotes to the end
+        '"' * 1_000_001,
+        '["' + "\\" * 1_000_000,
+        "[" * 1_000_000,
+    ],
+    ids=["escaped-quotes", "quotes", "backslashes", "opening-brackets"],
+)
+def test_hostile_text_is_checked_in_linear_time(text):
+    """Failed before the fix: a string pattern that could fail was retried from every later
+    quote, minutes of CPU for a 2 MB body."""
+    started = time.perf_counter()
+    with contextlib.suppress(JsonTooDeep):
+        json_depth_check(text)
+    assert time.perf_counter() - started < 1.0
 
 
 json_values = st.recursive(
