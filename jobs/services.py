@@ -12,7 +12,7 @@ import os
 import socket
 import uuid
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import NamedTuple
 
@@ -124,7 +124,7 @@ def job_submit_idempotent(
     return JobSubmission(job=job, created=True)
 
 
-def _keys_live_since():
+def _keys_live_since() -> datetime:
     return timezone.now() - timedelta(seconds=settings.JOB_IDEMPOTENCY_KEY_TTL_S)
 
 
