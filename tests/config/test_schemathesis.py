@@ -8,6 +8,11 @@ that breaks the schema, and a 2xx (or a documented refusal such as 404) for one 
 Bounded: 25 generated examples per operation plus schemathesis' deterministic coverage cases,
 a fixed seed with derandomized generation (the same requests on every run), no example
 database, and a time budget for the whole module.
+
+No operation is left out. DELETE /api/v1/tokens/{public_id}/ runs too: it is sent random ids,
+and each operation gets a team and token of its own, so revoking the caller's token (or the
+member leaving the team through DELETE /api/v1/memberships/{id}/) can only turn the rest of
+that one operation's requests into documented 401s.
 """
 
 import time
