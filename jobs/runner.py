@@ -1,29 +1,122 @@
-"""The analysis, run in a child process with an address-space limit.
+"""The analysis child and its protocol, both halves in one module. Plain Python, no Django.
 
-A malformed or hostile upload can then only exhaust or crash this child: the worker sees a
-clear error instead of being killed by the kernel's OOM killer. Plain Python, no Django:
+The analysis runs in a child process with an address-space limit, so a malformed or hostile
+upload can only exhaust or crash the child: the worker sees a clear error instead of being
+killed by the kernel's OOM killer. The parent calls `run_analysis`; the child is
 
-    python -m jobs.runner --kind trace --max-decompressed-bytes N FILE...
+    python -m jobs.runner --kind trace --max-decompressed-bytes N --names JSON FILE...
 
-Writes one JSON object to stdout ({"report": ...} or {"error": "..."}) and progress lines
+which writes one JSON object to stdout ({"report": ...} or {"error": "..."}) and progress lines
 ("PROGRESS <pct> <stage>") to stderr.
 """
 
 import argparse
 import json
 import re
+import resource
+import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import asdict
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from catalog.domain.json_depth import json_loads_limited
+
 EXIT_OK, EXIT_INPUT_ERROR = 0, 2
 VERSION = "0.1.0"
+_PROGRESS = "PROGRESS "
+
+
+@dataclass(frozen=True)
+class AnalysisLimits:
+    memory_bytes: int  # the child's address space
+    max_decompressed_bytes: int
+    timeout_s: float
+
+
+class AnalysisTimedOut(Exception):
+    """The child ran past its time limit and was killed."""
+
+
+def run_analysis(
+    *,
+    kind: str,
+    files: Sequence[tuple[str | Path, str]],
+    limits: AnalysisLimits,
+    on_progress: Callable[[int, str], None],
+    cwd: Path,
+) -> dict:
+    """Run the child over `files` (stored path, uploaded name) and return what it wrote:
+    {"report": ...} or {"error": "..."}. Raises AnalysisTimedOut; anything raised into the
+    caller meanwhile (a task's soft time limit) kills the child first."""
+    command = [
+        sys.executable,
+        "-m",
+        "jobs.runner",
+        "--kind",
+        kind,
+        "--max-decompressed-bytes",
+        str(limits.max_decompressed_bytes),
+        "--names",
+        json.dumps([name for _, name in files]),
+        *[str(path) for path, _ in files],
+    ]
+
+    def limit_memory() -> None:  # runs in the child, before exec
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+
+    child = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=limit_memory,
+        cwd=cwd,
+    )
+
+    # The report comes on stdout, read by a thread; progress is read here, so the caller's
+    # on_progress runs in the caller's thread (and its database connection).
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.append(child.stdout.read()), daemon=True)
+    reader.start()
+    timed_out = threading.Event()
+
+    def stop() -> None:
+        timed_out.set()
+        child.kill()
+
+    watchdog = threading.Timer(limits.timeout_s, stop)
+    watchdog.start()
+    try:
+        for line in child.stderr:
+            if line.startswith(_PROGRESS):
+                _, pct, stage = line.rstrip("\n").split(" ", 2)
+                on_progress(int(pct), stage)
+        child.wait()
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
+    finally:
+        watchdog.cancel()
+        reader.join(5)
+    if timed_out.is_set():
+        raise AnalysisTimedOut(limits.timeout_s)
+    if child.returncode < 0:
+        return {
+            "error": f"the analysis process was killed by signal {-child.returncode} "
+            "(out of memory?): upload fewer or smaller files"
+        }
+    try:
+        return json_loads_limited("".join(output))
+    except ValueError:
+        return {"error": f"the analysis process failed (exit {child.returncode})"}
 
 
 def _progress(pct: int, stage: str) -> None:
-    print(f"PROGRESS {pct} {stage}", file=sys.stderr, flush=True)
+    print(f"{_PROGRESS}{pct} {stage}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--names", help="JSON list of the files' uploaded names")
     parser.add_argument("files", nargs="+", type=Path)
     args = parser.parse_args(argv)
-    given = [str(name) for name in json.loads(args.names or "[]")]
+    given = [str(name) for name in json_loads_limited(args.names or "[]")]
     names = [given[i] if i < len(given) else path.name for i, path in enumerate(args.files)]
     if args.kind == "codescan":
         return _scan(args.files, names)

@@ -1,37 +1,33 @@
-"""Job tasks: claim the job, run the analysis in a memory-capped child, record the outcome."""
+"""Job tasks: claim the job, run the analysis child (jobs/runner.py), record the outcome; and
+sending jobs to the broker, which the submit service and the reaper both do."""
 
-import json
 import logging
-import resource
-import subprocess
-import sys
 import threading
+from functools import partial
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections
+from django.db import DatabaseError, close_old_connections, transaction
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from advisor.services import rightsizing_report
-from jobs.models import Job, JobKind
-from jobs.reports import trace_ranks
-from jobs.services import (
+from jobs.lifecycle import (
     JobNotClaimable,
     JobOutOfAttempts,
     job_claim,
+    job_dispatched,
     job_fail,
     job_finish,
     job_heartbeat,
     job_progress,
-    jobs_reap,
+    jobs_to_send_again,
 )
+from jobs.models import Job, JobKind
+from jobs.reports import trace_ranks
+from jobs.runner import AnalysisLimits, AnalysisTimedOut, run_analysis
 
 logger = logging.getLogger(__name__)
-
-
-def _limit_memory() -> None:  # runs in the child, before exec
-    limit = settings.JOB_ANALYSIS_MEMORY_BYTES
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _best_effort(write, **kwargs) -> None:
@@ -42,81 +38,61 @@ def _best_effort(write, **kwargs) -> None:
         logger.warning("could not record progress of job %s", kwargs.get("job_id"), exc_info=True)
 
 
-def _run_analysis(job: Job, token, timeout_s: int) -> dict:
-    files = list(job.files.all())
-    command = [
-        sys.executable,
-        "-m",
-        "jobs.runner",
-        "--kind",
-        job.kind,
-        "--max-decompressed-bytes",
-        str(settings.JOB_MAX_DECOMPRESSED_BYTES),
-        "--names",
-        json.dumps([f.name for f in files]),
-        *[f.file.path for f in files],
-    ]
-    child = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_limit_memory,
-        cwd=settings.BASE_DIR,
-    )
-
-    def follow_progress() -> None:
-        for line in child.stderr:
-            if line.startswith("PROGRESS "):
-                _, pct, stage = line.rstrip("\n").split(" ", 2)
-                _best_effort(
-                    job_progress, job_id=job.pk, token=token, pct=int(pct) * 9 // 10, stage=stage
-                )
-        close_old_connections()
-
-    reader = threading.Thread(target=follow_progress, daemon=True)
-    reader.start()
+def _run_analysis(job: Job, token) -> dict:
+    """The child's outcome, with heartbeats kept while it runs: a long silent parse must not
+    look like a dead worker. Progress is scaled to 90%: writing the report is the rest."""
     beating = threading.Event()
 
     def heartbeat() -> None:
-        # A long silent parse must not look like a dead worker.
         while not beating.wait(max(settings.JOB_HEARTBEAT_TIMEOUT_S / 3, 1)):
             _best_effort(job_heartbeat, job_id=job.pk, token=token)
         close_old_connections()
 
     beat = threading.Thread(target=heartbeat, daemon=True)
     beat.start()
-    timed_out = threading.Event()
-
-    def stop() -> None:
-        timed_out.set()
-        child.kill()
-
-    watchdog = threading.Timer(timeout_s, stop)
-    watchdog.start()
     try:
-        stdout = child.stdout.read()
-        child.wait()
-    except SoftTimeLimitExceeded:
-        child.kill()
-        child.wait()
-        raise
+        return run_analysis(
+            kind=job.kind,
+            files=[(f.file.path, f.name) for f in job.files.all()],
+            limits=AnalysisLimits(
+                memory_bytes=settings.JOB_ANALYSIS_MEMORY_BYTES,
+                max_decompressed_bytes=settings.JOB_MAX_DECOMPRESSED_BYTES,
+                timeout_s=settings.CELERY_TASK_SOFT_TIME_LIMIT - 10,
+            ),
+            on_progress=lambda pct, stage: _best_effort(
+                job_progress, job_id=job.pk, token=token, pct=pct * 9 // 10, stage=stage
+            ),
+            cwd=settings.BASE_DIR,
+        )
     finally:
-        watchdog.cancel()
         beating.set()
-        reader.join(5)
         beat.join(5)
-    if timed_out.is_set():
-        raise subprocess.TimeoutExpired(command, timeout_s)
-    if child.returncode < 0:
-        return {
-            "error": f"the analysis process was killed by signal {-child.returncode} "
-            "(out of memory?): upload fewer or smaller files"
-        }
+
+
+def job_dispatch(*, job_id: int) -> bool:
+    """Send the job's message and record that the broker accepted it. A broker that is down or
+    hung is logged, not raised (the job is already committed; failing the request now would
+    invite a duplicate): the job stays queued and the reaper sends it."""
     try:
-        return json.loads(stdout)
-    except json.JSONDecodeError:
-        return {"error": f"the analysis process failed (exit {child.returncode})"}
+        analyze_job.delay(job_id)
+    except BrokerUnavailable:
+        logger.warning("the broker did not take job %s; the reaper will send it", job_id)
+        return False
+    job_dispatched(job_id=job_id)
+    return True
+
+
+def jobs_reap() -> dict[str, int]:
+    """Send again what lifecycle.jobs_to_send_again lists. The delivery decides: it claims the
+    job again, or fails it when out of attempts."""
+    due = jobs_to_send_again()
+    for job_id in [*due.silent, *due.undispatched, *due.forgotten]:
+        transaction.on_commit(partial(job_dispatch, job_id=job_id))
+    return {
+        "requeued": len(due.silent),
+        "dispatched": len(due.undispatched),
+        "resent": len(due.forgotten),
+    }
 
 
 @shared_task(bind=True, max_retries=None)
@@ -136,8 +112,8 @@ def analyze_job(self, job_id: int) -> str:
         raise self.retry(countdown=settings.JOB_HEARTBEAT_TIMEOUT_S) from None
     job = Job.objects.get(pk=job_id)
     try:
-        outcome = _run_analysis(job, token, timeout_s=settings.CELERY_TASK_SOFT_TIME_LIMIT - 10)
-    except (subprocess.TimeoutExpired, SoftTimeLimitExceeded):
+        outcome = _run_analysis(job, token)
+    except (AnalysisTimedOut, SoftTimeLimitExceeded):
         job_fail(
             job_id=job_id,
             token=token,

@@ -15,7 +15,8 @@ from django.core.cache import caches
 
 from accounts import throttling
 from jobs.models import Job, JobStatus
-from jobs.services import job_dispatch, job_submit, jobs_reap
+from jobs.services import job_submit
+from jobs.tasks import job_dispatch, jobs_reap
 from tests.accounts.conftest import token_client
 from tests.jobs.conftest import DLRM, distinct_copy, services_are_real
 from tests.jobs.redis_server import (

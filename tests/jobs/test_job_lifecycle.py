@@ -10,16 +10,10 @@ from django.utils import timezone
 
 from catalog.domain.device_names import match_device_name
 from catalog.selectors import gpu_memory_gib_by_key
+from jobs.lifecycle import JobNotClaimable, JobOutOfAttempts, job_claim, job_finish
 from jobs.models import Job, JobStatus
-from jobs.services import (
-    JobNotClaimable,
-    JobOutOfAttempts,
-    job_claim,
-    job_finish,
-    job_submit,
-    jobs_reap,
-)
-from jobs.tasks import analyze_job
+from jobs.services import job_submit
+from jobs.tasks import analyze_job, jobs_reap
 from tests.jobs.conftest import DLRM, LARGEST_TRACE, SMALL_TRACE, needs_real_services, upload
 
 
