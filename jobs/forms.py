@@ -1,7 +1,6 @@
 from django import forms
-from django.conf import settings
 
-from jobs.limits import MAX_FILES, TOO_MANY_FILES
+from jobs.limits import UploadRefused, uploads_check
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -35,13 +34,10 @@ class TraceUploadForm(forms.Form):
 
     def clean_files(self):
         uploads = self.cleaned_data["files"]
-        if len(uploads) > MAX_FILES:
-            raise forms.ValidationError(TOO_MANY_FILES)
-        total = sum(upload.size for upload in uploads)
-        if total > settings.JOB_UPLOAD_MAX_BYTES:
-            raise forms.ValidationError(
-                f"{total:,} bytes in all; the limit is {settings.JOB_UPLOAD_MAX_BYTES:,} bytes."
-            )
+        try:
+            uploads_check(uploads)
+        except UploadRefused as refused:
+            raise forms.ValidationError(str(refused)) from refused
         return uploads
 
 

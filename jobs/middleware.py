@@ -6,7 +6,7 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from jobs.limits import TOO_MANY_FILES
+from jobs.limits import TOO_MANY_FILES, too_large_message
 
 # The views that take uploads, by URL name: the API endpoint and the two upload pages.
 UPLOAD_VIEWS = frozenset({"api:job-list", "jobs:new", "jobs:new-code"})
@@ -44,13 +44,9 @@ class UploadSizeLimitMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        limit = settings.JOB_UPLOAD_MAX_BYTES
-        if length <= limit:
+        if length <= settings.JOB_UPLOAD_MAX_BYTES:
             return None
-        message = (
-            f"The upload is {length:,} bytes; the limit is {limit:,} bytes. "
-            "Upload fewer or smaller files (gzip traces first: they shrink ~10x)."
-        )
+        message = too_large_message(length)
         if _is_api(request):
             return JsonResponse({"detail": message}, status=413)
         return render(request, "413.html", {"message": message}, status=413)

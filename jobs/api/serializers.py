@@ -1,9 +1,8 @@
-from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from jobs.limits import MAX_FILES, TOO_MANY_FILES
+from jobs.limits import MAX_FILES, TOO_MANY_FILES, UploadRefused, uploads_check
 from jobs.models import Job, JobFile, JobKind
 
 
@@ -128,9 +127,8 @@ class JobSubmitSerializer(serializers.Serializer):
     )
 
     def validate_files(self, uploads):
-        total = sum(upload.size for upload in uploads)
-        if total > settings.JOB_UPLOAD_MAX_BYTES:
-            raise serializers.ValidationError(
-                f"{total:,} bytes in all, over the {settings.JOB_UPLOAD_MAX_BYTES:,}-byte limit"
-            )
+        try:
+            uploads_check(uploads)
+        except UploadRefused as refused:
+            raise serializers.ValidationError(str(refused)) from refused
         return uploads

@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from django.utils.datastructures import MultiValueDict
 
 from jobs import forms as job_forms
 from jobs import limits
@@ -69,10 +70,32 @@ def test_the_api_answers_a_user_without_a_team_with_a_403_json(loner, media_root
 # Number of files ---------------------------------------------------------------------------
 
 
-def test_the_file_limit_is_one_constant():
-    assert limits.MAX_FILES == 64
-    assert job_forms.MAX_FILES is limits.MAX_FILES
-    assert job_serializers.MAX_FILES is limits.MAX_FILES
+def _tiny(count: int) -> list[SimpleUploadedFile]:
+    return [SimpleUploadedFile(f"rank{i}.json", b"{}") for i in range(count)]
+
+
+@pytest.mark.parametrize("count", [limits.MAX_FILES + 1, 100])
+def test_the_form_and_the_serializer_refuse_too_many_files_alike(count):
+    """The limits are checked once (jobs/limits.py): the page and the API say the same."""
+    form = job_forms.TraceUploadForm(data={}, files=MultiValueDict({"files": _tiny(count)}))
+    serializer = job_serializers.JobSubmitSerializer(
+        data=MultiValueDict({"kind": ["trace"], "files": _tiny(count)})
+    )
+    assert not form.is_valid() and not serializer.is_valid()
+    assert form.errors["files"] == [limits.TOO_MANY_FILES]
+    assert [str(e) for e in serializer.errors["files"]] == [limits.TOO_MANY_FILES]
+
+
+def test_the_form_and_the_serializer_refuse_too_many_bytes_alike(settings):
+    settings.JOB_UPLOAD_MAX_BYTES = 3
+    form = job_forms.TraceUploadForm(data={}, files=MultiValueDict({"files": _tiny(2)}))
+    serializer = job_serializers.JobSubmitSerializer(
+        data=MultiValueDict({"kind": ["trace"], "files": _tiny(2)})
+    )
+    assert not form.is_valid() and not serializer.is_valid()
+    expected = limits.too_large_message(4)
+    assert form.errors["files"] == [expected]
+    assert [str(e) for e in serializer.errors["files"]] == [expected]
 
 
 @pytest.mark.parametrize("count", [65, 101, 500])
