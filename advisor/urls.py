@@ -1,10 +1,10 @@
 from django.urls import path
 
-from advisor import portability_views, views
+from advisor.views import portability, sizing
 
 app_name = "advisor"
 
 urlpatterns = [
-    path("size/", views.sizing_page, name="sizing"),
-    path("portability/", portability_views.portability_page, name="portability"),
+    path("size/", sizing.sizing_page, name="sizing"),
+    path("portability/", portability.portability_page, name="portability"),
 ]

@@ -1,0 +1,391 @@
+"""The sizing form: the page's fields, judged by the API's own SizingRequestSerializer.
+
+The fields carry what was typed and what the page shows beside it (label, unit, help text);
+their ranges and choices are read from the serializer's fields, and clean() hands the values
+to the serializer, so the page, the API and `manage.py size` refuse the same input with the
+same words. The serializer's errors are mapped back to the fields the person filled in.
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from rest_framework import serializers
+
+from advisor.api.serializers import MAX_CONFIG_BYTES, SizingRequestSerializer
+from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.workload import Workload
+
+SOURCES = (
+    ("model", "Bundled model"),
+    ("config", "config.json"),
+    ("params", "Parameter count"),
+)
+SOURCE_FIELDS = {
+    "model": ("model",),
+    "config": ("config", "config_file"),
+    "params": ("params", "num_layers", "hidden_size", "num_kv_heads"),
+}
+SOURCE_ONLY = frozenset(name for names in SOURCE_FIELDS.values() for name in names)
+DEFAULT_MODEL = "llama-3.1-8b"
+
+CHOICE_LABELS: dict[str, dict[str, str]] = {
+    "task": {
+        "inference": "Inference (serving)",
+        "lora": "LoRA fine-tune",
+        "qlora": "QLoRA fine-tune (4-bit base)",
+        "full": "Full fine-tune",
+        "pretrain": "Pre-training",
+    },
+    "weight_dtype": {
+        "fp32": "FP32 (4 bytes)",
+        "bf16": "BF16 (2 bytes)",
+        "fp16": "FP16 (2 bytes)",
+        "fp8": "FP8 (1 byte)",
+        "int8": "INT8 (1 byte)",
+        "int4": "INT4 GPTQ/AWQ (½ byte)",
+    },
+    "kv_dtype": {
+        "fp32": "FP32 (4 bytes)",
+        "bf16": "BF16 (2 bytes)",
+        "fp16": "FP16 (2 bytes)",
+        "fp8": "FP8 (1 byte)",
+    },
+    "optimizer": {
+        "adamw": "AdamW, mixed precision",
+        "adamw_bf16": "AdamW, pure BF16",
+        "adamw_8bit": "AdamW, 8-bit states",
+        "sgd": "SGD with momentum",
+        "adafactor": "Adafactor",
+    },
+    "gradient_checkpointing": {"true": "On", "false": "Off"},
+    "flash_attention": {"true": "On", "false": "Off"},
+    "zero_stage": {
+        "": "Auto (smallest fitting)",
+        "0": "0 (plain data parallel)",
+        "1": "1 (shard optimizer states)",
+        "2": "2 (+ gradients)",
+        "3": "3 / FSDP (+ weights)",
+    },
+    "tensor_parallel": {"1": "1 (none)", "2": "2", "4": "4", "8": "8"},
+    "pricing_model": {"on_demand": "On-demand", "spot": "Spot"},
+    "goal": {"cheapest": "Cheapest", "fastest": "Fastest"},
+}
+
+WIDGETS = {
+    "number": forms.NumberInput,
+    "select": forms.Select,
+    "text": forms.TextInput,
+    "textarea": forms.Textarea,
+    "file": forms.FileInput,
+}
+
+
+class PageField(forms.Field):
+    """A value as typed. It refuses nothing itself (no Django messages beside the
+    serializer's); it carries what the page shows, and the serializer's range and choices."""
+
+    def __init__(
+        self,
+        label: str,
+        widget: str = "number",
+        *,
+        unit: str = "",
+        help_text: str = "",
+        placeholder: str = "",
+    ) -> None:
+        super().__init__(required=False, label=label, help_text=help_text, widget=WIDGETS[widget])
+        self.unit = unit
+        self.placeholder = placeholder
+        self.options: list[tuple[str, str]] = []
+        self.min_value: int | None = None
+        self.max_value: int | None = None
+
+    def follow(self, name: str, rule: serializers.Field | None) -> None:
+        """Take the range and the choices from the serializer field that judges this one."""
+        self.min_value = getattr(rule, "min_value", None)
+        self.max_value = getattr(rule, "max_value", None)
+        if rule is None or not isinstance(self.widget, forms.Select):
+            return
+        if isinstance(rule, serializers.BooleanField):
+            values = ["true", "false"]
+        else:
+            values = [str(value) for value in rule.choices]
+        if getattr(rule, "allow_null", False):
+            values = ["", *values]
+        labels = CHOICE_LABELS.get(name, {})
+        self.options = [(value, labels.get(value, value)) for value in values]
+
+
+FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("model", "Model", ("model", "config", "config_file", *SOURCE_FIELDS["params"])),
+    (
+        "workload",
+        "Workload",
+        ("task", "weight_dtype", "context_tokens", "batch_size", "pricing_model", "goal"),
+    ),
+    ("serving", "Serving", ("kv_dtype", "concurrent_users", "output_tokens")),
+    (
+        "training",
+        "Training",
+        (
+            "optimizer",
+            "gradient_checkpointing",
+            "flash_attention",
+            "zero_stage",
+            "tensor_parallel",
+            "lora_rank",
+            "lora_targets",
+            "train_tokens",
+        ),
+    ),
+)
+FIELD_NAMES = tuple(name for _, _, names in FIELDSETS for name in names)
+INPUT_NAMES = ("source", *FIELD_NAMES)
+
+
+def _natural_key(text: str) -> list:
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+
+
+def _model_choices() -> list[tuple[str, str]]:
+    models = bundled_models()
+    return sorted(((slug, m.name) for slug, m in models.items()), key=lambda c: _natural_key(c[1]))
+
+
+def _default_string(value: Any) -> str:
+    if value is None or value is serializers.empty:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _flatten(messages: Any) -> list[str]:
+    """DRF errors as plain strings: lists, and dicts of them (a list field's items)."""
+    if isinstance(messages, dict):
+        return [text for value in messages.values() for text in _flatten(value)]
+    if isinstance(messages, list | tuple):
+        return [text for value in messages for text in _flatten(value)]
+    return [str(messages)]
+
+
+class SizingForm(forms.Form):
+    """Bound to a GET query or a POST (with its config.json upload); unbound, the defaults."""
+
+    source = forms.CharField(required=False)
+    model = PageField("Bundled model", "select")
+    config = PageField(
+        "config.json, pasted",
+        "textarea",
+        help_text="A Hugging Face config.json object.",
+        placeholder='{"model_type": "llama", "hidden_size": 4096, ...}',
+    )
+    config_file = PageField(
+        "config.json, uploaded", "file", help_text="At most 256 KiB; replaces the pasted text."
+    )
+    params = PageField("Parameters", unit="total", placeholder="e.g. 13000000000")
+    num_layers = PageField("Layers", unit="optional")
+    hidden_size = PageField("Hidden size", unit="optional")
+    num_kv_heads = PageField("KV heads", unit="optional")
+    task = PageField("Task", "select")
+    weight_dtype = PageField(
+        "Weight precision",
+        "select",
+        help_text="Serving: stored weights. Training: compute precision.",
+    )
+    context_tokens = PageField("Context length", unit="tokens", help_text="Prompt + output.")
+    batch_size = PageField(
+        "Batch size",
+        unit="sequences",
+        help_text="Serving: sequences at once. Training: micro-batch per GPU.",
+    )
+    pricing_model = PageField("Pricing", "select")
+    goal = PageField("Rank by", "select")
+    kv_dtype = PageField("KV-cache precision", "select")
+    concurrent_users = PageField(
+        "Concurrent users", unit="users", help_text="Replaces the batch size when given."
+    )
+    output_tokens = PageField("Output per request", unit="tokens")
+    optimizer = PageField("Optimizer", "select")
+    gradient_checkpointing = PageField("Gradient checkpointing", "select")
+    flash_attention = PageField("Flash attention", "select")
+    zero_stage = PageField("ZeRO stage", "select")
+    tensor_parallel = PageField("Tensor parallel", "select", unit="GPUs")
+    lora_rank = PageField("LoRA rank", unit="rank")
+    lora_targets = PageField(
+        "LoRA targets", "text", help_text="Module groups, comma-separated, or all."
+    )
+    train_tokens = PageField(
+        "Training tokens",
+        unit="tokens",
+        help_text="Empty: 100M to fine-tune, 20 per parameter to pre-train.",
+    )
+
+    def __init__(self, data: Mapping[str, str] | None = None, files: Any = None) -> None:
+        self.rules = SizingRequestSerializer().fields
+        self.defaults = self._defaults()
+        self.submitted = data if data is not None else {}
+        self.workload: Workload | None = None
+        self.config_field = "config"
+        if data is not None:
+            # The page shows every field: the defaults, overlaid with what was sent (stripped).
+            data = self.defaults | {
+                name: data.get(name, "").strip()
+                for name in INPUT_NAMES
+                if name in data and name != "config_file"
+            }
+        super().__init__(data, files, initial=self.defaults)
+        self.model_source = self._model_source()
+        for name in FIELD_NAMES:
+            self.fields[name].follow(name, self.rules.get(name))
+        self.fields["model"].options = _model_choices()
+
+    def _defaults(self) -> dict[str, str]:
+        values = {
+            name: _default_string(getattr(self.rules.get(name), "default", None))
+            for name in FIELD_NAMES
+        }
+        values["model"] = DEFAULT_MODEL
+        return values
+
+    def _model_source(self) -> str:
+        """Where the model comes from: the chosen radio button, else what was filled in."""
+        chosen = self.submitted.get("source", "").strip()
+        if chosen in SOURCE_FIELDS:
+            return chosen
+        if self.files.get("config_file") or self.submitted.get("config", "").strip():
+            return "config"
+        if self.submitted.get("params", "").strip() and not self.submitted.get("model", "").strip():
+            return "params"
+        return "model"
+
+    def _value(self, name: str) -> str:
+        return self.data.get(name, "")
+
+    def clean(self) -> dict[str, Any]:
+        chosen = self.submitted.get("source", "").strip()
+        if chosen and chosen not in SOURCE_FIELDS:
+            self.add_error("source", "Choose a bundled model, a config.json or a parameter count.")
+        serializer = SizingRequestSerializer(data=self._payload())
+        if not serializer.is_valid():
+            self._add_serializer_errors(serializer.errors)
+        if self.errors:
+            return self.cleaned_data
+        self.workload = serializer.validated_data["workload"]
+        config = serializer.validated_data.get("config")
+        if self.model_source == "config" and isinstance(config, dict):
+            # The answer keeps its config: re-submitting the form needs no second upload.
+            self.data = self.data | {"config": json.dumps(config, indent=2)}
+        return self.cleaned_data
+
+    def _payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {}
+        for name in FIELD_NAMES:
+            if name in SOURCE_ONLY or name not in self.rules:
+                continue
+            value = self._value(name)
+            if name == "lora_targets":
+                targets = [t for t in re.split(r"[,\s]+", value) if t]
+                if targets:
+                    payload[name] = targets
+            elif value != "":
+                payload[name] = value
+        if self.model_source == "model":
+            if self._value("model"):
+                payload["model"] = self._value("model")
+            else:
+                self.add_error("model", "Choose a model.")
+        elif self.model_source == "params":
+            for name in SOURCE_FIELDS["params"]:
+                if self._value(name):
+                    payload[name] = self._value(name)
+            if "params" not in payload:
+                self.add_error("params", "Enter the parameter count.")
+        else:
+            text = self._config_text()
+            if text is not None:
+                payload["config"] = text
+        return payload
+
+    def _config_text(self) -> str | None:
+        upload = self.files.get("config_file")
+        if upload:
+            self.config_field = "config_file"
+            if upload.size > MAX_CONFIG_BYTES:
+                self.add_error(
+                    "config_file",
+                    f"The file is {upload.size / 1024:,.0f} KiB; a config.json is at most "
+                    f"{MAX_CONFIG_BYTES // 1024} KiB.",
+                )
+                return None
+            raw = upload.read(MAX_CONFIG_BYTES + 1)
+            try:
+                return raw.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                self.add_error(
+                    "config_file", "This is not a text file: a config.json is UTF-8 JSON."
+                )
+                return None
+        # As sent, unstripped: the serializer parses the text itself.
+        text = self.submitted.get("config", "")
+        if not text.strip():
+            self.add_error("config", "Paste a config.json or upload one.")
+            return None
+        return text
+
+    def _add_serializer_errors(self, errors: dict[str, Any]) -> None:
+        for name, messages in errors.items():
+            texts = _flatten(messages)
+            target: str | None = name
+            if name == "config":
+                target = self.config_field
+            elif name == "non_field_errors":
+                target = None
+            elif name == "model" and self.model_source != "model":
+                # "exactly one of model, config or params": the chosen source is empty, which
+                # the source's own message has already said.
+                target = SOURCE_FIELDS[self.model_source][0]
+                if target in self.errors or self.config_field in self.errors:
+                    continue
+            if target is not None and target not in FIELD_NAMES:
+                texts = [f"{name}: {text}" for text in texts]
+                target = None
+            for text in texts:
+                self.add_error(target, text)
+
+    @property
+    def page_errors(self) -> list[str]:
+        """The errors that belong to no one field: shown above the form."""
+        return [*self.non_field_errors(), *self.errors.get("source", [])]
+
+    @property
+    def error_count(self) -> int:
+        return sum(len(messages) for messages in self.errors.values())
+
+    def fieldsets(self) -> list[dict[str, Any]]:
+        return [
+            {"key": key, "legend": legend, "fields": [self[name] for name in names]}
+            for key, legend, names in FIELDSETS
+        ]
+
+    @property
+    def shareable_query(self) -> str | None:
+        """The GET query that asks the same question, non-default fields only; None for a
+        config.json, which does not belong in a URL."""
+        if self.model_source == "config":
+            return None
+        query: list[tuple[str, str]] = []
+        for name in FIELD_NAMES:
+            value = self._value(name)
+            if name in SOURCE_FIELDS[self.model_source]:
+                if value:
+                    query.append((name, value))
+            elif name not in SOURCE_ONLY and value and value != self.defaults.get(name, ""):
+                query.append((name, value))
+        return urlencode(query)

@@ -1,0 +1,242 @@
+"""The sizing answer as the page shows it: numbers formatted, rows for the tables, and the
+memory and cost charts assembled from the report (advisor/charts.py draws them)."""
+
+import math
+from typing import Any
+
+from django.urls import NoReverseMatch, reverse
+
+from advisor import charts
+from advisor.forms import CHOICE_LABELS
+
+GIB = 2**30
+MEMORY_CHART_FITTING = 12
+MEMORY_CHART_REJECTED = 3
+TABLE_ROWS = 20
+
+
+def _fmt(value: float | None, suffix: str = "") -> str:
+    if value is None or not math.isfinite(value):
+        return "—"
+    return charts.format_number(value) + suffix
+
+
+def _usd(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "—"
+    if value >= 100:
+        return f"${value:,.0f}"
+    return f"${value:,.2f}"
+
+
+def _range_text(values: dict | None, fmt) -> str:
+    if not values:
+        return ""
+    return f"{fmt(values['low'])}–{fmt(values['high'])}"
+
+
+def _hours(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "—"
+    if value < 1:
+        return f"{value * 60:.0f} min"
+    return _fmt(value, " h")
+
+
+def _region(region: str) -> str:
+    """Catalogue regions as people read them: no placeholder, no empty parts."""
+    parts = [part.strip() for part in region.split(",") if part.strip()]
+    text = ", ".join(parts)
+    return "" if text.lower() in {"default", "global", "any"} else text
+
+
+def _candidate_row(candidate: dict[str, Any], training: bool) -> dict[str, Any]:
+    offer = candidate.get("offer")
+    try:
+        gpu_url = reverse("catalog:gpu-detail", args=[candidate["gpu"]])
+    except NoReverseMatch:
+        gpu_url = None
+    row = {
+        "gpu": candidate["gpu"],
+        "gpu_url": gpu_url,
+        "gpu_name": candidate["gpu_name"],
+        "count": candidate["gpu_count"],
+        "label": f"{candidate['gpu_count']}× {candidate['gpu_name']}",
+        "parallelism": candidate["parallelism"],
+        "memory_gib": f"{candidate['memory_per_gpu_gib']:.1f}",
+        "usable_gib": f"{candidate['usable_per_gpu_gib']:.1f}",
+        "usd_per_hour": _usd(candidate.get("usd_per_hour")),
+        "priced": candidate.get("usd_per_hour") is not None,
+        "provider": offer["provider_name"] if offer else "",
+        "instance": offer["instance_type"] if offer else "",
+        "region": _region(offer["region"]) if offer else "",
+        "warnings": candidate.get("warnings") or [],
+        "reason": candidate["reason"],
+    }
+    if training:
+        hours = candidate.get("training_hours")
+        job = candidate.get("usd_per_job")
+        row |= {
+            "speed": _hours(hours["expected"]) if hours else "—",
+            "speed_range": _range_text(hours, _hours),
+            "cost": _usd(job["expected"]) if job else "—",
+            "cost_range": _range_text(job, _usd),
+        }
+    else:
+        total = candidate.get("decode_tokens_per_s_total")
+        per_m = candidate.get("usd_per_million_tokens")
+        request = candidate.get("seconds_per_request")
+        row |= {
+            "speed": _fmt(total["expected"]) if total else "—",
+            "speed_range": _range_text(total, _fmt),
+            "per_sequence": _fmt(candidate["decode_tokens_per_s_per_sequence"]["expected"])
+            if candidate.get("decode_tokens_per_s_per_sequence")
+            else "—",
+            "seconds_per_request": _fmt(request["expected"], " s") if request else "—",
+            "cost": _usd(per_m["expected"]) if per_m else "—",
+            "cost_range": _range_text(per_m, _usd),
+            "max_users": candidate.get("max_concurrent_users"),
+        }
+    return row
+
+
+def _memory_bar(candidate: dict[str, Any]) -> charts.MemoryBar:
+    offer = candidate.get("offer")
+    note = candidate["parallelism"]
+    if offer:
+        note += f"; {offer['provider_name']} at {_usd(candidate['usd_per_hour'])}/h"
+    if not candidate["fits"]:
+        note = candidate["reason"]
+    return charts.MemoryBar(
+        label=f"{candidate['gpu_name']} ×{candidate['gpu_count']}",
+        components={key: value / GIB for key, value in candidate["memory"].items()},
+        usable_gib=candidate["usable_per_gpu_gib"],
+        fits=candidate["fits"],
+        note=note,
+    )
+
+
+def _memory_chart(report: dict[str, Any]) -> str:
+    candidates = report["candidates"]
+    fitting, seen = [], set()
+    for candidate in candidates:
+        if candidate["fits"] and candidate["gpu"] not in seen:
+            seen.add(candidate["gpu"])
+            fitting.append(candidate)
+    fitting = fitting[:MEMORY_CHART_FITTING]
+    too_big = [
+        c for c in candidates if not c["fits"] and c["memory_per_gpu_gib"] > c["usable_per_gpu_gib"]
+    ]
+    rejected: list[dict[str, Any]] = []
+    best = report.get("recommendation")
+    if best:
+        # Why not fewer of the recommended GPU: its largest count that does not fit.
+        same = [c for c in too_big if c["gpu"] == best["gpu"]]
+        if same:
+            rejected.append(max(same, key=lambda c: c["gpu_count"]))
+    limit = MEMORY_CHART_REJECTED if fitting else MEMORY_CHART_FITTING
+    fits_somewhere = {c["gpu"] for c in candidates if c["fits"]}
+    shown = {c["gpu"] for c in fitting} | {c["gpu"] for c in rejected}
+    # GPU types that fit at no count first, then the others; closest to fitting first (the
+    # engine's rank order).
+    for candidate in sorted(too_big, key=lambda c: c["gpu"] in fits_somewhere):
+        if len(rejected) >= limit:
+            break
+        if candidate["gpu"] not in shown:
+            shown.add(candidate["gpu"])
+            rejected.append(candidate)
+    bars = [_memory_bar(c) for c in fitting + rejected]
+    if not bars:
+        return ""
+    return charts.memory_chart(bars, title="Memory per GPU, by component")
+
+
+def _cost_chart(report: dict[str, Any], training: bool) -> str:
+    points = []
+    best = report.get("recommendation")
+    for candidate in report["candidates"]:
+        if not candidate["fits"] or not candidate.get("offer"):
+            continue
+        if training:
+            x, y = candidate.get("training_hours"), candidate.get("usd_per_job")
+        else:
+            x, y = (
+                candidate.get("decode_tokens_per_s_total"),
+                candidate.get("usd_per_million_tokens"),
+            )
+        if not x or not y:
+            continue
+        label = f"{candidate['gpu_name']} ×{candidate['gpu_count']}"
+        note = (
+            f"{_hours(x['expected'])}, {_usd(y['expected'])} per job"
+            if training
+            else f"{_fmt(x['expected'])} tokens/s, {_usd(y['expected'])} per million tokens"
+        ) + f"; {candidate['offer']['provider_name']} at {_usd(candidate['usd_per_hour'])}/h"
+        recommended = bool(
+            best and best["gpu"] == candidate["gpu"] and best["gpu_count"] == candidate["gpu_count"]
+        )
+        points.append(
+            charts.Point(label, x["expected"], y["expected"], note=note, recommended=recommended)
+        )
+    if training:
+        return charts.scatter_chart(
+            points,
+            x_label="Training time, hours (expected)",
+            y_label="$ per job (expected)",
+            higher_x_is_better=False,
+            title="Cost against training time",
+            y_format=lambda v: "$" + charts.format_number(v),
+        )
+    return charts.scatter_chart(
+        points,
+        x_label="Decode throughput, tokens/s over all sequences (expected)",
+        y_label="$ per million output tokens (expected)",
+        higher_x_is_better=True,
+        title="Cost against speed",
+        y_format=lambda v: "$" + charts.format_number(v),
+        empty_message="No priced candidate generates tokens: nothing to plot.",
+    )
+
+
+def answer_context(report: dict[str, Any]) -> dict[str, Any]:
+    """The template's view of a sizing report (advisor.domain.sizing.report)."""
+    training = report["workload"]["task"] != "inference"
+    candidates = report["candidates"]
+    fitting = [_candidate_row(c, training) for c in candidates if c["fits"]]
+    rejected = [_candidate_row(c, training) for c in candidates if not c["fits"]]
+    best = report.get("recommendation")
+    headline = None
+    if best:
+        row = _candidate_row(best, training)
+        where = (
+            f" on {row['provider']} at {row['usd_per_hour']}/h"
+            if row["priced"]
+            else " (no offer in the catalogue at this pricing)"
+        )
+        headline = {
+            "row": row,
+            "text": f"{row['label']}{where} — {row['memory_gib']} of {row['usable_gib']} GiB "
+            "per GPU",
+            "warnings": best.get("warnings") or [],
+        }
+    workload = report["workload"]
+    task = workload["task"]
+    return {
+        "training": training,
+        "task_label": CHOICE_LABELS["task"].get(task, task),
+        "model": report["model"],
+        "workload": workload,
+        "headline": headline,
+        "fitting": fitting[:TABLE_ROWS],
+        "more_fitting": fitting[TABLE_ROWS:],
+        "fitting_count": len(fitting),
+        "rejected": rejected,
+        "remedies": report["remedies"],
+        "assumptions": report["assumptions"],
+        "memory_chart": _memory_chart(report),
+        "cost_chart": _cost_chart(report, training),
+        "train_tokens": workload.get("train_tokens"),
+        "pricing_label": CHOICE_LABELS["pricing_model"]
+        .get(workload["pricing_model"], workload["pricing_model"])
+        .lower(),
+    }

@@ -1,0 +1,2 @@
+"""The advisor's pages: sizing a workload (sizing) and the portability questionnaire
+(portability)."""
