@@ -1,0 +1,88 @@
+"""SizingForm (advisor/forms.py) keeps no rules of its own: its ranges and choices are the
+serializer's, its refusals are the serializer's words, its workload is the serializer's.
+
+Before the refactor the page's own field framework lived in advisor/views.py; these tests
+failed there (no advisor.forms) and pass with SizingForm.
+"""
+
+import pytest
+from django.http import QueryDict
+from rest_framework import serializers
+from rest_framework.test import APIClient
+
+from advisor.api.serializers import SizingRequestSerializer
+from advisor.forms import FIELD_NAMES, SizingForm
+
+API = "/api/v1/advice/sizing"
+
+
+def form_for(query: str) -> SizingForm:
+    return SizingForm(QueryDict(query))
+
+
+def test_the_forms_ranges_and_choices_are_the_serializers():
+    rules = SizingRequestSerializer().fields
+    form = SizingForm()
+    for name in FIELD_NAMES:
+        field, rule = form.fields[name], rules.get(name)
+        assert field.min_value == getattr(rule, "min_value", None), name
+        assert field.max_value == getattr(rule, "max_value", None), name
+        if isinstance(rule, serializers.ChoiceField) and name != "model":
+            values = [value for value, _ in field.options if value != ""]
+            assert values == [str(choice) for choice in rule.choices], name
+    assert {slug for slug, _ in form.fields["model"].options} == set(rules["model"].choices)
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("model=llama-3.1-8b&context_tokens=0", "context_tokens"),
+        ("model=llama-3.1-8b&batch_size=abc", "batch_size"),
+        ("model=llama-3.1-8b&zero_stage=7", "zero_stage"),
+        ("model=llama-3.1-8b&gradient_checkpointing=maybe", "gradient_checkpointing"),
+        ("model=nonexistent", "model"),
+        ("source=params&params=5", "params"),
+    ],
+)
+@pytest.mark.django_db
+def test_the_form_refuses_with_the_apis_words(query, field):
+    form = form_for(query)
+    assert not form.is_valid()
+    body = {name: value for name, value in QueryDict(query).items() if name != "source"}
+    api = APIClient().post(API, body, format="json")
+    assert api.status_code == 400
+    assert form.errors[field] == api.json()[field]
+
+
+def test_lora_targets_too_long_are_refused_with_the_serializers_words():
+    form = form_for("model=llama-3.1-8b&task=lora&lora_targets=" + "x" * 70)
+    assert not form.is_valid()
+    assert form.errors["lora_targets"] == ["Ensure this field has no more than 64 characters."]
+
+
+def test_a_valid_form_carries_the_serializers_workload():
+    form = form_for("model=llama-3.1-8b&task=lora&lora_targets=q_proj,%20v_proj&batch_size=4")
+    assert form.is_valid(), form.errors
+    serializer = SizingRequestSerializer(
+        data={
+            "model": "llama-3.1-8b",
+            "task": "lora",
+            "lora_targets": ["q_proj", "v_proj"],
+            "batch_size": 4,
+        }
+    )
+    assert serializer.is_valid(), serializer.errors
+    assert form.workload == serializer.validated_data["workload"]
+    assert form.shareable_query == (
+        "model=llama-3.1-8b&task=lora&batch_size=4&lora_targets=q_proj%2C+v_proj"
+    )
+
+
+def test_an_unbound_form_shows_the_serializer_defaults_and_refuses_nothing():
+    form = SizingForm()
+    assert not form.is_bound and not form.errors and form.error_count == 0
+    assert form["context_tokens"].value() == str(
+        SizingRequestSerializer().fields["context_tokens"].default
+    )
+    assert form["gradient_checkpointing"].value() == "true"
+    assert form.model_source == "model"
