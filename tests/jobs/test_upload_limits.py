@@ -175,3 +175,24 @@ def test_a_page_over_the_memory_limit_still_answers_html(catalog):
 
 def test_the_upload_views_the_middleware_guards_exist():
     assert {reverse(name) for name in UPLOAD_VIEWS} == {API, "/jobs/new/", "/jobs/new/code/"}
+
+
+def test_an_empty_file_among_others_is_refused(team, media_root):
+    """An empty part, encoded as HTTP clients encode it (RFC 7578: CRLF before the next
+    boundary), is a 400 naming its position, not a job without it."""
+    body = (
+        b'--B\r\nContent-Disposition: form-data; name="kind"\r\n\r\ncodescan\r\n'
+        b'--B\r\nContent-Disposition: form-data; name="files"; filename="a.py"\r\n\r\n'
+        b"import os\r\n"
+        b'--B\r\nContent-Disposition: form-data; name="files"; filename="empty.py"\r\n\r\n\r\n'
+        b"--B--\r\n"
+    )
+    response = Client().post(
+        API,
+        data=body,
+        content_type="multipart/form-data; boundary=B",
+        HTTP_AUTHORIZATION=f"Token {team.member_raw_token}",
+    )
+    assert response.status_code == 400
+    assert response.json() == {"files": {"1": ["The submitted file is empty."]}}
+    assert not Job.objects.exists()
