@@ -1,6 +1,6 @@
 """The architecture readers refuse every malformed config.json themselves, naming the field.
 
-One place decides (advisor/domain/sizing/architecture.py), so the API, the page and `size`
+One place decides (the advisor/domain/sizing/architecture package), so the API, the page and `size`
 give the same answer (tests/advisor/test_config_errors.py). Before this, wrong JSON types
 escaped as TypeError / OverflowError (a 500 on the API), and absurd numbers such as
 num_hidden_layers = 10**300 were counted as if they were a model.

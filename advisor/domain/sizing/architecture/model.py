@@ -1,0 +1,67 @@
+"""What a reader returns: a model's parameter counts and KV-cache size per token."""
+
+from dataclasses import dataclass, field
+
+
+class UnsupportedArchitecture(ValueError):
+    """A config we cannot account for exactly; the message names the field."""
+
+
+@dataclass(frozen=True)
+class LinearGroup:
+    """Linear layers a LoRA adapter can target: `count` matrices of in x out across the model."""
+
+    name: str
+    in_features: int
+    out_features: int
+    count: int
+
+
+@dataclass(frozen=True)
+class ModelArchitecture:
+    name: str
+    family: str
+    params_total: int
+    params_active: int  # per token: all of a dense model, the routed share of a MoE
+    params_embedding: int  # input and output embeddings: kept 16-bit when weights are quantised
+    num_layers: int  # layers holding a KV cache (decoder layers)
+    hidden_size: int
+    intermediate_size: int  # per-token MLP width (active experts summed for MoE)
+    num_attention_heads: int
+    kv_dim: int  # K (or V) width per token and layer
+    num_kv_heads: int  # how far tensor parallelism can split the KV cache (1: replicated)
+    vocab_size: int
+    kv_elements_per_token: int  # over all layers, K and V (or the MLA latent)
+    sliding_window: int | None = None
+    sliding_window_layers: int = 0
+    gated_mlp: bool = True
+    encoder_only: bool = False
+    encoder_decoder: bool = False
+    largest_layer_params: int = 0
+    lora_groups: tuple[LinearGroup, ...] = ()
+    params_routed_experts: int = 0  # MoE: all routed-expert weights (each token uses a few)
+    routed_fraction_per_token: float = 1.0  # MoE: experts per token / routed experts
+    max_positions: int | None = None  # the context the model was built or trained for
+    absolute_positions: bool = False  # learned position embeddings: no token past max_positions
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def has_kv_cache(self) -> bool:
+        return self.kv_elements_per_token > 0
+
+    def kv_bytes_per_token(self, bytes_per_element: float) -> float:
+        return self.kv_elements_per_token * bytes_per_element
+
+    def kv_cache_bytes(
+        self, tokens_per_sequence: int, sequences: int, bytes_per_element: float
+    ) -> float:
+        """KV bytes for `sequences` sequences of `tokens_per_sequence` tokens; sliding-window
+        layers keep at most `sliding_window` tokens."""
+        if not self.has_kv_cache:
+            return 0.0
+        per_layer = self.kv_elements_per_token / self.num_layers
+        windowed = self.sliding_window_layers
+        full = self.num_layers - windowed
+        kept_windowed = min(tokens_per_sequence, self.sliding_window or tokens_per_sequence)
+        elements = per_layer * (full * tokens_per_sequence + windowed * kept_windowed)
+        return elements * sequences * bytes_per_element

@@ -1,0 +1,58 @@
+"""Which reader counts which `model_type`, and what every config goes through first and last.
+
+A family is one module with a `read(config, name)` function and one line in READERS; a
+model_type not listed is refused by name, with the list of those that are."""
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from advisor.domain.sizing.architecture import bert, decoder, deepseek, falcon, gpt2, t5
+from advisor.domain.sizing.architecture.fields import MAX_PARAMS_TOTAL, shown
+from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
+
+Reader = Callable[[Mapping[str, Any], str], ModelArchitecture]
+
+READERS: dict[str, Reader] = {
+    "llama": decoder.read,
+    "mistral": decoder.read,
+    "mixtral": decoder.read,
+    "qwen2": decoder.read,
+    "phi3": decoder.read,
+    "gemma": decoder.read,
+    "gemma2": decoder.read,
+    "deepseek_v2": deepseek.read,
+    "deepseek_v3": deepseek.read,
+    "falcon": falcon.read,
+    "gpt2": gpt2.read,
+    "bert": bert.read,
+    "t5": t5.read,
+}
+
+
+def architecture_from_config(config: Mapping[str, Any], name: str = "") -> ModelArchitecture:
+    """Count parameters exactly from a Hugging Face config; refuse what we cannot count.
+
+    Every refusal is UnsupportedArchitecture naming the field: a missing field, a value of the
+    wrong JSON type, or one outside FIELD_LIMITS."""
+    if not isinstance(config, Mapping):
+        raise UnsupportedArchitecture("config.json must be a JSON object")
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or model_type not in READERS:
+        supported = ", ".join(sorted(READERS))
+        raise UnsupportedArchitecture(
+            f"model_type={shown(model_type)} is not supported (supported: {supported})"
+        )
+    if config.get("quantization_config"):
+        raise UnsupportedArchitecture(
+            "quantization_config: give the unquantised config and choose the weight dtype here"
+        )
+    path = config.get("_name_or_path")
+    architecture = READERS[model_type](
+        config, name or (path if isinstance(path, str) and path else model_type)
+    )
+    if architecture.params_total > MAX_PARAMS_TOTAL:
+        raise UnsupportedArchitecture(
+            f"this config.json describes {architecture.params_total:.3g} parameters; the "
+            f"largest model accepted has {MAX_PARAMS_TOTAL:,}"
+        )
+    return architecture
