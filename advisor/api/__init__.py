@@ -1,0 +1,2 @@
+"""The advice API (/api/v1/advice/...): sizing, the bundled models and the portability
+questionnaire; serializers hold the one set of input rules the page and `size` use too."""

@@ -1,0 +1,1 @@
+"""`ensure_admin`: the first admin user and team of `make run`."""

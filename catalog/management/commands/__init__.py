@@ -1,0 +1,1 @@
+"""`load_catalog` (the bundled specs and prices) and `refresh_prices` (one feed, or a CSV)."""
