@@ -1,8 +1,13 @@
+from pathlib import Path
+
 import pytest
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 
 from catalog.services import CatalogLoadReport, catalog_load_bundled
+from config.celery import app as celery_app
+from tests.helpers import Worker, services_are_real
 
 
 @pytest.fixture(autouse=True)
@@ -25,12 +30,62 @@ def catalog(db) -> CatalogLoadReport:
     return catalog_load_bundled()
 
 
+@pytest.fixture(scope="module")
+def bundled_catalog(django_db_setup, django_db_blocker):
+    """Load the bundled catalogue once for a module, inside a transaction rolled back after.
+
+    Each test's own `db` transaction nests inside it as a savepoint, so a test's writes are
+    still undone before the next test.
+    """
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        catalog_load_bundled()
+    yield
+    with django_db_blocker.unblock():
+        transaction.set_rollback(True)
+        outer.__exit__(None, None, None)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def remove_this_runs_task_queue():
     """Tasks enqueued by tests (CELERY_QUEUE is per test run) are dropped at the end."""
     yield
     if settings.CELERY_BROKER_URL:
-        from config.celery import app
-
-        with app.connection_for_write() as connection:
+        with celery_app.connection_for_write() as connection:
             connection.default_channel.queue_delete(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+@pytest.fixture
+def media_root(tmp_path, settings) -> Path:
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT.mkdir()
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def worker_env() -> dict[str, str]:
+    return {
+        "JOB_HEARTBEAT_TIMEOUT_S": "3",
+        "JOB_SOFT_TIME_LIMIT_S": "50",
+        "JOB_HARD_TIME_LIMIT_S": "60",
+        "CELERY_VISIBILITY_TIMEOUT_S": "8",
+        "JOB_MAX_DECOMPRESSED_BYTES": str(256 * 1024 * 1024),
+    }
+
+
+@pytest.fixture
+def worker(transactional_db, media_root, settings, worker_env):
+    """A real Celery worker on a queue of its own (jobs and browser tests use it)."""
+    if not services_are_real():
+        pytest.skip("a real worker needs PostgreSQL and Redis")
+    settings.JOB_HEARTBEAT_TIMEOUT_S = 3
+    process = Worker(media_root, **worker_env)
+    previous = celery_app.conf.task_default_queue
+    celery_app.conf.task_default_queue = process.queue
+    process.start()
+    yield process
+    process.stop()
+    celery_app.conf.task_default_queue = previous
+    with celery_app.connection_for_write() as connection:
+        connection.default_channel.queue_delete(process.queue)

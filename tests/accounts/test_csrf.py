@@ -4,7 +4,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken
-from tests.accounts.conftest import token_client
+from tests.helpers import token_client
 
 
 def test_a_web_form_post_without_the_csrf_token_is_refused(team_a):

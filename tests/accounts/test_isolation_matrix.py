@@ -17,7 +17,7 @@ from django.db.models import Model, QuerySet
 from accounts.models import ApiToken, Membership
 from accounts.services import api_token_create
 from jobs.models import Job
-from tests.accounts.conftest import TeamSetup, session_client, token_client
+from tests.helpers import TeamSetup, session_client, token_client
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from django.test import Client
 
-from tests.accounts.conftest import PASSWORD
+from tests.helpers import PASSWORD
 
 
 def test_sign_in_then_sign_out(team_a):

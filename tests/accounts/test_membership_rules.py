@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 
 from accounts.models import ApiToken, Membership
 from accounts.services import api_token_create
-from tests.accounts.conftest import PASSWORD, session_client, token_client
+from tests.helpers import PASSWORD, session_client, token_client
 
 MEMBERSHIPS_URL = "/api/v1/memberships/"
 

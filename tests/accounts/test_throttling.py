@@ -4,7 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.services import api_token_create
-from tests.accounts.conftest import token_client
+from tests.helpers import token_client
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from rest_framework.test import APIRequestFactory
 from accounts.authentication import ApiTokenAuthentication
 from accounts.models import ApiToken
 from accounts.services import LIVE_TOKENS_PER_USER_PER_TEAM_MAX, Refused, api_token_create
-from tests.accounts.conftest import session_client, token_client
+from tests.helpers import session_client, token_client
 
 TOKENS_URL = "/api/v1/tokens/"
 

@@ -7,7 +7,7 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import ApiToken
-from tests.accounts.conftest import session_client, token_client
+from tests.helpers import session_client, token_client
 
 TEAMS_URL = "/api/v1/teams/"
 TOKENS_URL = "/api/v1/tokens/"

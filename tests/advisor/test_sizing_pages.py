@@ -12,7 +12,7 @@ from django.test import Client
 
 from advisor import charts
 from advisor.domain.sizing.models import MODELS_DIR
-from tests.chart_markup import HOSTILE, assert_chart_markup
+from tests.helpers import HOSTILE, assert_chart_markup
 
 URL = "/size/"
 SVG = "{http://www.w3.org/2000/svg}"

@@ -4,33 +4,14 @@ import re
 from decimal import Decimal
 
 import pytest
-from django.db import transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from catalog.models import Gpu, Offer, Provider
-from catalog.services import catalog_load_bundled
 
 GPUS_URL = "/api/v1/gpus/"
 OFFERS_URL = "/api/v1/offers/"
 CDN_MARKERS = ["cdn.jsdelivr", "unpkg", "cdnjs"]
-
-
-@pytest.fixture(scope="module")
-def bundled_catalog(django_db_setup, django_db_blocker):
-    """Load the bundled catalogue once for this module, inside a transaction rolled back after.
-
-    Each test's own `db` transaction nests inside it as a savepoint, so a test's writes are
-    still undone before the next test.
-    """
-    with django_db_blocker.unblock():
-        outer = transaction.atomic()
-        outer.__enter__()
-        catalog_load_bundled()
-    yield
-    with django_db_blocker.unblock():
-        transaction.set_rollback(True)
-        outer.__exit__(None, None, None)
 
 
 @pytest.fixture

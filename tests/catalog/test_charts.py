@@ -3,7 +3,7 @@
 from datetime import UTC, datetime
 
 from catalog.charts import price_history_svg
-from tests.chart_markup import HOSTILE, SVG, assert_chart_markup
+from tests.helpers import HOSTILE, SVG, assert_chart_markup
 
 
 def at(day: int) -> datetime:

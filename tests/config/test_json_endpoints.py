@@ -10,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.models import Membership
-from tests.accounts.conftest import make_team, token_client
+from tests.helpers import make_team, token_client
 
 DEPTHS = [1_000, 5_000]
 TOO_DEEP = "nested too deeply (more than 64 levels)"

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.jobs.redis_server import (
+from tests.helpers import (
     RedisServer,
     cache_settings,
     celery_broker,

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, settings
 
 from catalog.services import catalog_load_bundled
 from config.wsgi import application
-from tests.accounts.conftest import make_team
+from tests.helpers import make_team
 
 EXAMPLES_PER_OPERATION = 25
 TIME_BUDGET_S = 120.0

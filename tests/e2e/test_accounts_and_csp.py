@@ -8,8 +8,7 @@ from playwright.sync_api import Page, expect
 
 from accounts.models import ApiToken, Membership, Team
 from catalog.services import catalog_load_bundled
-
-PASSWORD = "correct-horse-battery-staple"
+from tests.helpers import PASSWORD, sign_in
 
 
 @pytest.fixture
@@ -21,13 +20,6 @@ def site(live_server, transactional_db) -> str:
     )
     Membership.objects.create(team=team, user=user, role=Membership.Role.ADMIN)
     return live_server.url
-
-
-def sign_in(page: Page, site: str) -> None:
-    page.goto(f"{site}/account/login/")
-    page.get_by_label("Username").fill("ada")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
 
 
 def test_sign_in_create_a_token_once_and_revoke_it(page: Page, site: str):

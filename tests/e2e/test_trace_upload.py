@@ -10,32 +10,23 @@ from playwright.sync_api import Page, expect
 
 from accounts.models import Membership, Team
 from catalog.services import catalog_load_bundled
-from tests.jobs.conftest import (  # noqa: F401 - fixtures used here
+from tests.helpers import (
     LARGEST_TRACE,
+    PASSWORD,
     TRACES,
-    media_root,
     needs_real_services,
-    worker,
-    worker_env,
+    repo_archive,
+    sign_in,
 )
-
-PASSWORD = "correct-horse-battery-staple"
 
 
 @pytest.fixture
-def site(live_server, worker) -> str:  # noqa: F811 - the real worker fixture
+def site(live_server, worker) -> str:
     catalog_load_bundled()
     team = Team.objects.create(name="Alpha", slug="alpha")
     user = get_user_model().objects.create_user("ada", password=PASSWORD)
     Membership.objects.create(team=team, user=user)
     return live_server.url
-
-
-def sign_in(page: Page, site: str) -> None:
-    page.goto(f"{site}/account/login/")
-    page.get_by_label("Username").fill("ada")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
 
 
 @needs_real_services
@@ -73,8 +64,6 @@ def test_upload_an_nvidia_smi_log_and_read_the_recommendation(page: Page, site: 
 
 @needs_real_services
 def test_upload_a_repository_read_the_scorecard_and_download_sarif(page: Page, site: str, tmp_path):
-    from tests.jobs.test_code_scan_jobs import repo_archive
-
     archive = tmp_path / "repo.tar.gz"
     archive.write_bytes(repo_archive())
     sign_in(page, site)

@@ -2,7 +2,7 @@
 templates/charts/series.svg."""
 
 from jobs.charts import series_svg, time_breakdown_svg
-from tests.chart_markup import HOSTILE, SVG, assert_chart_markup
+from tests.helpers import HOSTILE, SVG, assert_chart_markup
 
 SHARES = ["share-compute", "share-non-compute", "share-idle"]
 

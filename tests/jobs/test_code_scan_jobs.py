@@ -1,11 +1,8 @@
 """Code scans as jobs and as a CLI: the report, SARIF, the page and its filters, and a big
 report capped, paged and kept out of the job lists."""
 
-import io
 import json
-import tarfile
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -16,17 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from jobs.models import Job, JobStatus
 from jobs.services import job_submit
 from jobs.tasks import analyze_job
-from tests.accounts.conftest import make_team, token_client
+from tests.helpers import CODESCAN_REPO, make_team, repo_archive, token_client
 from tests.jobs.test_codescan_uploads import many_findings
-
-REPO = Path(__file__).resolve().parents[1] / "fixtures" / "codescan" / "repo"
-
-
-def repo_archive() -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        archive.add(REPO, arcname="repo")
-    return buffer.getvalue()
 
 
 def scan_cli(*args: str) -> tuple[str, int]:
@@ -39,7 +27,7 @@ def scan_cli(*args: str) -> tuple[str, int]:
 
 
 def test_scan_code_json_has_the_fields_a_ci_pipeline_uses():
-    output, code = scan_cli(str(REPO), "--format", "json")
+    output, code = scan_cli(str(CODESCAN_REPO), "--format", "json")
     report = json.loads(output)
     assert code == 0
     assert report["findings"]
@@ -51,7 +39,7 @@ def test_scan_code_json_has_the_fields_a_ci_pipeline_uses():
 
 
 def test_scan_code_fails_the_pipeline_on_rewrite_risk_only_when_asked(tmp_path):
-    _, code = scan_cli(str(REPO), "--fail-on", "rewrite-risk")
+    _, code = scan_cli(str(CODESCAN_REPO), "--fail-on", "rewrite-risk")
     assert code == 1
     clean = tmp_path / "clean.py"
     clean.write_text("import torch\n\ndef f(x):\n    return torch.matmul(x, x)\n")
@@ -96,7 +84,7 @@ def test_the_api_takes_code_uploads_and_serves_the_report(team, media_root):
         "/api/v1/jobs/",
         {
             "kind": "codescan",
-            "files": [SimpleUploadedFile("train.py", (REPO / "train.py").read_bytes())],
+            "files": [SimpleUploadedFile("train.py", (CODESCAN_REPO / "train.py").read_bytes())],
         },
         format="multipart",
     )

@@ -22,7 +22,7 @@ import pytest
 from jobs import runner
 from jobs.domain.codescan import Finding, ScanReport, cap_findings, scan_paths
 from jobs.domain.codescan.uploads import upload_paths
-from tests.jobs.conftest import SMALL_TRACE
+from tests.helpers import SMALL_TRACE
 
 MIB = 1 << 20
 KERNEL = b"__global__ void k(float* x) { x[threadIdx.x % 32] = 0; }\n"  # WARP003, line 1

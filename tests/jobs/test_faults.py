@@ -17,17 +17,19 @@ from accounts import throttling
 from jobs.models import Job, JobStatus
 from jobs.services import job_submit
 from jobs.tasks import job_dispatch, jobs_reap
-from tests.accounts.conftest import token_client
-from tests.jobs.conftest import DLRM, distinct_copy, services_are_real
-from tests.jobs.redis_server import (
+from tests.helpers import (
+    DLRM,
     RedisServer,
+    Worker,
     cache_settings,
     celery_broker,
+    distinct_copy,
     free_port,
     needs_redis_server,
     running_redis,
+    services_are_real,
+    token_client,
 )
-from tests.jobs.worker import Worker
 
 pytestmark = needs_redis_server
 

@@ -13,8 +13,7 @@ from django.utils import timezone
 
 from jobs.models import Job
 from jobs.services import IdempotencyKeyReused, job_submit_idempotent
-from tests.accounts.conftest import make_team, token_client
-from tests.jobs.conftest import DLRM, SMALL_TRACE, upload
+from tests.helpers import DLRM, SMALL_TRACE, make_team, token_client, upload
 
 URL = "/api/v1/jobs/"
 

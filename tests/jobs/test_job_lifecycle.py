@@ -14,7 +14,7 @@ from jobs.lifecycle import JobNotClaimable, JobOutOfAttempts, job_claim, job_fin
 from jobs.models import Job, JobStatus
 from jobs.services import job_submit
 from jobs.tasks import analyze_job, jobs_reap
-from tests.jobs.conftest import DLRM, LARGEST_TRACE, SMALL_TRACE, needs_real_services, upload
+from tests.helpers import DLRM, LARGEST_TRACE, SMALL_TRACE, needs_real_services, upload
 
 
 @pytest.fixture

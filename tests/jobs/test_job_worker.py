@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from jobs.models import Job, JobStatus
 from jobs.services import job_submit
 from jobs.tasks import jobs_reap
-from tests.jobs.conftest import DLRM, LARGEST_TRACE, SMALL_TRACE, distinct_copy, upload
+from tests.helpers import DLRM, LARGEST_TRACE, SMALL_TRACE, distinct_copy, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,8 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from jobs.models import Job, JobStatus
 from jobs.services import job_submit
-from tests.accounts.conftest import session_client, token_client
-from tests.jobs.conftest import SMALL_TRACE, upload
+from tests.helpers import SMALL_TRACE, make_team, session_client, token_client, upload
 
 URL = "/api/v1/jobs/"
 
@@ -46,8 +45,6 @@ def test_uploading_identical_files_again_reuses_the_report(team, media_root):
 
 
 def test_identical_files_from_another_team_are_analysed_afresh(team, media_root):
-    from tests.accounts.conftest import make_team
-
     other = make_team("Bravo")
     first = job_submit(
         team=team.team, user=team.member, kind="trace", uploads=[upload(SMALL_TRACE)]
@@ -125,8 +122,6 @@ def test_the_progress_fragment_asks_for_a_full_reload_once_finished(client, team
 
 
 def test_another_teams_job_page_is_404(client, team, media_root):
-    from tests.accounts.conftest import make_team
-
     other = make_team("Bravo")
     job = job_submit(
         team=other.team, user=other.member, kind="trace", uploads=[upload(SMALL_TRACE)]

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from jobs.models import Job, JobStatus
 from jobs.services import job_submit
 from jobs.tasks import analyze_job
-from tests.jobs.conftest import DLRM, TRACES, upload
+from tests.helpers import DLRM, TRACES, upload
 
 SMI = TRACES / "nvidia-smi" / "query_gpu_units_2gpus.csv"
 NSYS = next((TRACES / "pipit").rglob("*.sqlite"))

@@ -21,8 +21,7 @@ from jobs import limits
 from jobs.api import serializers as job_serializers
 from jobs.middleware import UPLOAD_VIEWS
 from jobs.models import Job
-from tests.accounts.conftest import session_client, token_client
-from tests.jobs.conftest import SMALL_TRACE, upload
+from tests.helpers import SMALL_TRACE, session_client, token_client, upload
 
 API = "/api/v1/jobs/"
 TOO_MANY = "At most 64 files per job."
