@@ -1,82 +1,32 @@
 """Projection and recommendation: the measured job moved onto other GPUs, priced per step.
 
-GPU figures are the project's catalogue (catalog/data/gpus.csv), read here. Offer prices are
-hourly on-demand prices from the bundled SkyPilot snapshot (catalog/data/skypilot/): Lambda
-gpu_1x_h100_sxm5 $4.29, gpu_1x_a100_sxm4 $1.99, gpu_1x_a10 $1.29; GCP L4 in asia-east1
-$0.64847 (GPU only). The jobs are hand-built ObservedJobs.
+GPU figures are the project's catalogue (catalog/data/gpus.csv) and offer prices hourly
+on-demand prices from the bundled SkyPilot snapshot, both from tests/advisor/devices.py. The
+jobs are hand-built ObservedJobs.
 
 No H100 / MI300X pair of one workload exists among the sample traces (shared/data/traces has
 H100 traces only from Kineto's docs and an MI250 toy, no MI300X), so the cross-check of a
 projection against a second card's measurement is not made here.
 """
 
-import csv
 from pathlib import Path
 
 import pytest
 
-from advisor.domain.rightsizing import Device, ObservedJob, Offer, observe, project, recommendation
+from advisor.domain.rightsizing import ObservedJob, observe, project, recommendation
 from advisor.domain.rightsizing.projection import UNCERTAINTY
 from jobs.domain.traces import analyze_traces
+from tests.advisor.devices import GPUS, OFFERS, offer
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "tests/fixtures/traces"
 GIB = 2**30
 
 
-def _number(text: str) -> float | None:
-    return float(text) if text.strip() else None
-
-
-def _catalogue() -> dict[str, Device]:
-    with (ROOT / "catalog/data/gpus.csv").open(newline="") as file:
-        rows = list(csv.DictReader(file))
-    return {
-        row["canonical_key"]: Device(
-            key=row["canonical_key"],
-            name=row["name"],
-            vendor=row["vendor"],
-            memory_gib=float(row["memory_gb"]),  # the catalogue's memory is GiB
-            bandwidth_gb_s=float(row["memory_bandwidth_gbps"]),
-            fp32_tflops=_number(row["fp32_tflops"]),
-            tf32_tflops=_number(row["tf32_tflops_dense"]),
-            bf16_tflops=_number(row["bf16_tflops_dense"]),
-            fp16_tflops=_number(row["fp16_tflops_dense"]),
-            fp8_tflops=_number(row["fp8_tflops_dense"]),
-            int8_tops=_number(row["int8_tops_dense"]),
-            supports_tf32=row["supports_tf32"] == "Y",
-            supports_bf16=row["supports_bf16"] == "Y",
-            supports_fp8=row["supports_fp8"] == "Y",
-            interconnect=row["interconnect"],
-            interconnect_gb_s=_number(row["interconnect_gbps"]),
-        )
-        for row in rows
-    }
-
-
-def _offer(provider: str, instance_type: str, gpu_count: int, usd_per_hour: float) -> Offer:
-    return Offer(
-        provider=provider,
-        provider_name=provider,
-        instance_type=instance_type,
-        region="",
-        gpu_count=gpu_count,
-        usd_per_hour=usd_per_hour,
-        pricing_model="on_demand",
-    )
-
-
-GPUS = _catalogue()
 H100, A100_40, A100_80, L4, A10, A10G, T4 = (
     GPUS[key] for key in ("H100-SXM", "A100-40GB-SXM", "A100-80GB-SXM", "L4", "A10", "A10G", "T4")
 )
 CANDIDATES = [A100_40, A100_80, L4, A10, A10G, T4, GPUS["L40S"]]
-OFFERS = {
-    "H100-SXM": [_offer("lambda", "gpu_1x_h100_sxm5", 1, 4.29)],
-    "A100-40GB-SXM": [_offer("lambda", "gpu_1x_a100_sxm4", 1, 1.99)],
-    "A10": [_offer("lambda", "gpu_1x_a10", 1, 1.29)],
-    "L4": [_offer("gcp", "g2-standard-4 (GPU only)", 1, 0.64847)],
-}
 
 
 def _job(**parts) -> ObservedJob:
@@ -197,7 +147,7 @@ def test_communication_over_pcie_is_slower_than_over_nvlink():
 
 def test_cost_per_1000_steps_is_price_per_gpu_hour_times_step_time():
     job = _job(host_idle_s=2.0, gpu_count=2)
-    offers = {"H100-SXM": [_offer("a", "one", 1, 9.0), _offer("aws", "p5.48xlarge", 8, 8 * 6.88)]}
+    offers = {"H100-SXM": [offer("a", "one", 1, 9.0), offer("aws", "p5.48xlarge", 8, 8 * 6.88)]}
     (current,) = project(job, H100, [], offers)
     cheapest, dearer = current.offers
     assert cheapest.offer.instance_type == "p5.48xlarge"
@@ -220,7 +170,7 @@ def test_precision_decides_which_tflops_are_compared():
 
 def test_a_missing_catalogue_figure_is_not_guessed():
     job = _job(compute_s=1.0, precision="fp32")
-    (current, b200) = project(job, H100, [GPUS["B200-SXM"]], {"B200-SXM": [_offer("a", "b", 1, 1)]})
+    (current, b200) = project(job, H100, [GPUS["B200-SXM"]], {"B200-SXM": [offer("a", "b", 1, 1)]})
     assert current.is_current
     assert b200.step_s is None and b200.offers == []
     assert "no fp32 TFLOPS for B200" in b200.notes[-1]

@@ -2,46 +2,19 @@
 Offer field of its name (the read was positional: reordering its column list swapped figures
 silently), and the per-process snapshot is rebuilt when the catalogue changes."""
 
-import csv
-from pathlib import Path
-
-from advisor.domain.devices import Device, Offer
+from advisor.domain.devices import Offer
 from advisor.selectors import catalogue_snapshot_get, device_list, device_offers_list
 from catalog.models import Gpu
 from catalog.models import Offer as OfferRow
-
-GPUS_CSV = Path(__file__).resolve().parents[2] / "catalog/data/gpus.csv"
-
-
-def _number(text: str) -> float | None:
-    return float(text) if text.strip() else None
+from tests.advisor.devices import catalogue_devices
 
 
 def test_every_catalogue_gpu_reads_into_the_device_field_of_its_name(catalog):
-    with GPUS_CSV.open(newline="") as file:
-        rows = {row["canonical_key"]: row for row in csv.DictReader(file)}
+    expected = catalogue_devices()
     devices = device_list()
-    assert [device.name for device in devices] == sorted(row["name"] for row in rows.values())
+    assert [device.name for device in devices] == sorted(d.name for d in expected.values())
     for device in devices:
-        row = rows[device.key]
-        assert device == Device(
-            key=row["canonical_key"],
-            name=row["name"],
-            vendor=row["vendor"],
-            memory_gib=float(row["memory_gb"]),
-            bandwidth_gb_s=float(row["memory_bandwidth_gbps"]),
-            fp32_tflops=_number(row["fp32_tflops"]),
-            tf32_tflops=_number(row["tf32_tflops_dense"]),
-            bf16_tflops=_number(row["bf16_tflops_dense"]),
-            fp16_tflops=_number(row["fp16_tflops_dense"]),
-            fp8_tflops=_number(row["fp8_tflops_dense"]),
-            int8_tops=_number(row["int8_tops_dense"]),
-            supports_tf32=row["supports_tf32"] == "Y",
-            supports_bf16=row["supports_bf16"] == "Y",
-            supports_fp8=row["supports_fp8"] == "Y",
-            interconnect=row["interconnect"],
-            interconnect_gb_s=_number(row["interconnect_gbps"]),
-        )
+        assert device == expected[device.key]
 
 
 def test_every_offer_reads_into_the_offer_field_of_its_name(catalog):

@@ -13,29 +13,12 @@ from advisor.domain.sizing.speed import (
     training_time,
 )
 from advisor.domain.sizing.workload import Task, Workload
+from tests.advisor.devices import made_up_device
 from tests.advisor.reference import REFERENCE
 
 
 def device(**specs) -> Device:
-    base = dict(
-        key="x",
-        name="x",
-        vendor="NVIDIA",
-        memory_gib=80,
-        bandwidth_gb_s=1000,
-        fp32_tflops=None,
-        tf32_tflops=None,
-        bf16_tflops=None,
-        fp16_tflops=None,
-        fp8_tflops=None,
-        int8_tops=None,
-        supports_tf32=True,
-        supports_bf16=True,
-        supports_fp8=False,
-        interconnect="NVLink",
-        interconnect_gb_s=None,
-    )
-    return Device(**{**base, **specs})
+    return made_up_device(**{"supports_tf32": True, "supports_bf16": True, **specs})
 
 
 @pytest.mark.parametrize(

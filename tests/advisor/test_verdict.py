@@ -1,7 +1,6 @@
 """The verdict: what bounds a job, how sure we are, and the evidence, on real samples and on
 hand-built summaries that sit on either side of each threshold."""
 
-import csv
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,18 +9,12 @@ import pytest
 from advisor.domain.rightsizing import Verdict, project, recommendation, verdict
 from advisor.domain.rightsizing.observed import ObservedJob
 from jobs.domain.traces import RankSummary, analyze_traces
-from tests.advisor.test_rightsizing import GPUS, OFFERS
+from tests.advisor.devices import GPUS, OFFERS
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "tests/fixtures/traces"
 HTA = TRACES / "hta/tests/data"
 DLRM = TRACES / "param/et_replay/tests/inputs/dlrm_kineto_8rank"
-
-
-def _bandwidth_gb_s(key: str) -> float:
-    with (ROOT / "catalog/data/gpus.csv").open(newline="") as file:
-        row = next(row for row in csv.DictReader(file) if row["canonical_key"] == key)
-    return float(row["memory_bandwidth_gbps"])
 
 
 def _judge(path: Path, **options) -> Verdict:
@@ -46,7 +39,7 @@ def test_a_benchmark_that_mostly_waits_on_the_host_is_mostly_idle():
 def test_a_cnn_training_step_on_a_v100_is_compute_bound():
     judged = _judge(
         HTA / "ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
-        device_bandwidth_gb_s=_bandwidth_gb_s("V100-32GB"),
+        device_bandwidth_gb_s=GPUS["V100-32GB"].bandwidth_gb_s,
     )
     assert judged.kind == "compute-bound"
     assert judged.confidence == "medium"  # matrix math 63 % of busy time: 13 points clear
@@ -75,7 +68,7 @@ def test_small_kernels_launched_from_python_are_host_launch_bound():
 
 def test_the_nsys_sample_is_judged_like_a_trace():
     sample = TRACES / "pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
-    judged = _judge(sample, device_bandwidth_gb_s=_bandwidth_gb_s("A100-40GB-SXM"))
+    judged = _judge(sample, device_bandwidth_gb_s=GPUS["A100-40GB-SXM"].bandwidth_gb_s)
     assert judged.kind == "mostly idle"
     assert {"HtoD copy bandwidth", "DtoH copy bandwidth"} <= set(_evidence(judged))
 
