@@ -34,6 +34,7 @@ from rest_framework.test import APIClient
 from accounts.models import ApiToken, Membership, Team
 from accounts.services import api_token_create
 from config.celery import app as celery_app
+from jobs.domain.traces import TraceError, analyze_traces
 
 if TYPE_CHECKING:  # Playwright is only there for the browser tests
     from playwright.sync_api import Page
@@ -103,6 +104,15 @@ def distinct_copy(path: Path, index: int) -> SimpleUploadedFile:
     return SimpleUploadedFile(
         f"{index}-{path.name}", gzip.compress(data, mtime=1_700_000_000 + index)
     )
+
+
+def trace_refused_within(path: Path, match: str, within_s: float, **options) -> TraceError:
+    """analyze_traces refuses `path` with a TraceError matching `match`, in under `within_s`."""
+    started = time.monotonic()
+    with pytest.raises(TraceError, match=match) as caught:
+        analyze_traces([path], **options)
+    assert time.monotonic() - started < within_s
+    return caught.value
 
 
 def repo_archive() -> bytes:

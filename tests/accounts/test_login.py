@@ -1,8 +1,17 @@
 """Signing in and out on the web, and the lockout after repeated failures (django-axes)."""
 
+from django.http import HttpResponse
 from django.test import Client
 
 from tests.helpers import PASSWORD
+
+
+def _right_password_after_failures(url: str, user, failures: int) -> tuple[Client, HttpResponse]:
+    """`failures` sign-ins with a wrong password at `url`, then one with the right password."""
+    client = Client()
+    for _ in range(failures):
+        client.post(url, {"username": user.username, "password": "no"})
+    return client, client.post(url, {"username": user.username, "password": PASSWORD})
 
 
 def test_sign_in_then_sign_out(team_a):
@@ -18,12 +27,7 @@ def test_sign_in_then_sign_out(team_a):
 
 def test_repeated_failures_lock_the_account_even_for_the_right_password(team_a, settings):
     settings.AXES_FAILURE_LIMIT = 3
-    client = Client()
-    for _ in range(3):
-        client.post("/account/login/", {"username": team_a.member.username, "password": "no"})
-    response = client.post(
-        "/account/login/", {"username": team_a.member.username, "password": PASSWORD}
-    )
+    client, response = _right_password_after_failures("/account/login/", team_a.member, 3)
     assert response.status_code == 429
     assert "_auth_user_id" not in client.session
 
@@ -32,12 +36,7 @@ def test_admin_login_is_locked_out_the_same_way(team_a, settings):
     settings.AXES_FAILURE_LIMIT = 2
     team_a.admin.is_staff = True
     team_a.admin.save()
-    client = Client()
-    for _ in range(2):
-        client.post("/admin/login/", {"username": team_a.admin.username, "password": "no"})
-    response = client.post(
-        "/admin/login/", {"username": team_a.admin.username, "password": PASSWORD}
-    )
+    _, response = _right_password_after_failures("/admin/login/", team_a.admin, 2)
     assert response.status_code == 429
 
 

@@ -98,16 +98,21 @@ def test_the_api_answers_400_naming_the_field(api, case):
     assert message in response.json()["config"][0]
 
 
-@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
-def test_the_page_answers_400_with_the_same_message(web, case):
-    config, message = BAD_CONFIGS[case]
-    pasted = web.post(PAGE, {"source": "config", "config": config_text(config)})
+def _assert_the_page_refuses(web, text: str, message: str) -> None:
+    """`text` pasted, then uploaded as config.json: a 400 with `message` next to that field."""
+    pasted = web.post(PAGE, {"source": "config", "config": text})
     assert pasted.status_code == 400
     assert message in page_errors(pasted, "config")
-    upload = SimpleUploadedFile("config.json", config_text(config).encode(), "application/json")
+    upload = SimpleUploadedFile("config.json", text.encode(), "application/json")
     uploaded = web.post(PAGE, {"source": "config", "config_file": upload})
     assert uploaded.status_code == 400
     assert message in page_errors(uploaded, "config_file")
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+def test_the_page_answers_400_with_the_same_message(web, case):
+    config, message = BAD_CONFIGS[case]
+    _assert_the_page_refuses(web, config_text(config), message)
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
@@ -165,13 +170,7 @@ def test_a_deep_config_object_in_the_body_is_a_400_parse_error(api, depth):
 
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_a_deep_config_on_the_page_is_a_400_next_to_its_field(web, depth):
-    pasted = web.post(PAGE, {"source": "config", "config": nested(depth)})
-    assert pasted.status_code == 400
-    assert TOO_DEEP in page_errors(pasted, "config")
-    upload = SimpleUploadedFile("config.json", nested(depth).encode(), "application/json")
-    uploaded = web.post(PAGE, {"source": "config", "config_file": upload})
-    assert uploaded.status_code == 400
-    assert TOO_DEEP in page_errors(uploaded, "config_file")
+    _assert_the_page_refuses(web, nested(depth), TOO_DEEP)
 
 
 @pytest.mark.parametrize("depth", DEPTHS)

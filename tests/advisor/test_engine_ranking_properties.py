@@ -156,6 +156,14 @@ def _memory_by_slot(workload: Workload) -> dict[tuple[str, int], float]:
     }
 
 
+def _assert_memory_never_shrinks(workload: Workload, field: str, one: int, other: int) -> None:
+    """Every slot's memory with the smaller `field` is positive and at most that with the larger."""
+    less = _memory_by_slot(workload.with_changes(**{field: min(one, other)}))
+    more = _memory_by_slot(workload.with_changes(**{field: max(one, other)}))
+    for slot, total in less.items():
+        assert 0 < total <= more[slot], slot
+
+
 def _check_every_candidate_fits_or_says_why(workload: Workload) -> bool:
     result = recommend(workload, DEVICES, OFFERS)
     assert len(result.candidates) == len(DEVICES) * len(GPU_COUNTS)
@@ -200,19 +208,13 @@ def test_recommend_more_gpus_remedy_when_no_8_gpu_candidate_is_memory_bound():
     st.integers(1, 131_072),
 )
 def test_inference_memory_never_shrinks_as_the_context_grows(workload, one, other):
-    shorter = _memory_by_slot(workload.with_changes(context_tokens=min(one, other)))
-    longer = _memory_by_slot(workload.with_changes(context_tokens=max(one, other)))
-    for slot, total in shorter.items():
-        assert 0 < total <= longer[slot], slot
+    _assert_memory_never_shrinks(workload, "context_tokens", one, other)
 
 
 @ENGINE
 @given(workloads(tasks=st.just(Task.INFERENCE)), st.integers(1, 256), st.integers(1, 256))
 def test_inference_memory_never_shrinks_as_the_batch_grows(workload, one, other):
-    smaller = _memory_by_slot(workload.with_changes(batch_size=min(one, other)))
-    larger = _memory_by_slot(workload.with_changes(batch_size=max(one, other)))
-    for slot, total in smaller.items():
-        assert 0 < total <= larger[slot], slot
+    _assert_memory_never_shrinks(workload, "batch_size", one, other)
 
 
 @ENGINE

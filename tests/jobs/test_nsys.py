@@ -14,6 +14,7 @@ import pytest
 
 from jobs.domain.traces import TraceError, analyze_traces
 from jobs.domain.traces.nsys.sqlite_guard import ReadOnlyDatabase
+from tests.helpers import trace_refused_within
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 SAMPLE = TRACES / "pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
@@ -28,11 +29,7 @@ def _sample_sql(query: str) -> tuple:
 
 
 def _refused(path: Path, match: str, **options) -> TraceError:
-    started = time.monotonic()
-    with pytest.raises(TraceError, match=match) as caught:
-        analyze_traces([path], **options)
-    assert time.monotonic() - started < SECONDS
-    return caught.value
+    return trace_refused_within(path, match, SECONDS, **options)
 
 
 # --- the real export ---------------------------------------------------------------------------

@@ -6,13 +6,13 @@ Every file is generated in tmp_path; the only sample read is one real trace to t
 import gzip
 import sqlite3
 import tarfile
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from jobs.domain.traces import TraceError, analyze_traces
+from tests.helpers import trace_refused_within
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 REAL_TRACE = TRACES / "hta/tests/data/nccl_parser_config/nccl_data.json.gz"
@@ -22,11 +22,7 @@ SECONDS = 10.0  # "within seconds": generous for a slow CI machine
 
 
 def _refused(path: Path, match: str, **options) -> TraceError:
-    started = time.monotonic()
-    with pytest.raises(TraceError, match=match) as caught:
-        analyze_traces([path], **options)
-    assert time.monotonic() - started < SECONDS
-    return caught.value
+    return trace_refused_within(path, match, SECONDS, **options)
 
 
 def _gzip_bomb(path: Path, prefix: bytes, filler: bytes, total_bytes: int) -> Path:
