@@ -29,27 +29,21 @@ bench/results/load.json and bench/results/load.md. Only loopback traffic.
 import argparse
 import json
 import secrets
-import shutil
 import socket
 import sys
-import tempfile
-import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from machine import write_results
-from sizing_api import (
-    HOST,
-    RESULTS_DIR,
-    SIZING_BODY,
-    SIZING_PATH,
-    Server,
-    machine_info,
-    percentile,
-    prepare_database,
-    server_env,
-)
+from gunicorn_server import HOST, Server, prepare_database, server_env, throwaway_workdir
+from http_load import Send, drive
+from latency import latency_ms
+from machine import RESULTS_DIR, machine_info, write_results
+from options import Option, options_parser
+from procfs import child_pids, rss_mib
+from sizing_requests import SIZING_BODY, SIZING_PATH
 
 POSTGRES = ("127.0.0.1", 5432)
 REDIS = ("127.0.0.1", 6379)
@@ -99,75 +93,42 @@ class PostgresDatabase:
         self._run(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
 
-def worker_pids(master_pid: int) -> list[int]:
-    children = Path(f"/proc/{master_pid}/task/{master_pid}/children").read_text().split()
-    return sorted(int(pid) for pid in children)
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)  # the kernel reports kB
-    raise RuntimeError(f"no VmRSS for {pid}")
-
-
 def workers_rss(master_pid: int) -> dict[str, float]:
-    return {str(pid): rss_mib(pid) for pid in worker_pids(master_pid)}
+    return {str(pid): rss_mib(pid) for pid in sorted(child_pids(master_pid))}
 
 
 def run_target(port: int, method: str, path: str, body, args: argparse.Namespace) -> dict:
     """`args.concurrency` threads, each with its own client, until the time or request cap."""
-    lock = threading.Lock()
-    latencies: list[float] = []
-    statuses: dict[int, int] = {}
-    errors: list[str] = []
-    sent = 0
     deadline = time.monotonic() + args.seconds
 
-    def client_thread() -> None:
-        nonlocal sent
+    @contextmanager
+    def sender() -> Iterator[Send]:
         with httpx.Client(base_url=f"http://{HOST}:{port}", timeout=args.timeout) as client:
-            while True:
-                with lock:
-                    if sent >= args.max_requests or time.monotonic() >= deadline:
-                        return
-                    sent += 1
-                started = time.perf_counter()
-                try:
-                    response = client.request(method, path, json=body)
-                except httpx.HTTPError as error:
-                    with lock:
-                        errors.append(f"{type(error).__name__}: {error}")
-                    continue
-                elapsed = time.perf_counter() - started
-                with lock:
-                    latencies.append(elapsed)
-                    statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
 
-    started = time.perf_counter()
-    threads = [threading.Thread(target=client_thread) for _ in range(args.concurrency)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall_s = time.perf_counter() - started
-    not_ok = sum(count for code, count in statuses.items() if code >= 400)
+            def send() -> tuple[int, int]:
+                response = client.request(method, path, json=body)
+                return response.status_code, len(response.content)
+
+            yield send
+
+    phase = drive(
+        sender,
+        requests=args.max_requests,
+        concurrency=args.concurrency,
+        deadline=deadline,
+        failures=(httpx.HTTPError,),
+    )
+    not_ok = sum(count for code, count in phase.statuses.items() if code >= 400)
     return {
         "method": method,
         "path": path,
-        "requests_sent": sent,
-        "wall_s": round(wall_s, 2),
-        "throughput_rps": round(len(latencies) / wall_s, 1) if wall_s else 0.0,
-        "latency_ms": {
-            "p50": round(percentile(latencies, 50) * 1000, 1),
-            "p99": round(percentile(latencies, 99) * 1000, 1),
-            "max": round(max(latencies) * 1000, 1),
-        }
-        if latencies
-        else None,
-        "status_counts": {str(code): count for code, count in sorted(statuses.items())},
-        "errors": len(errors) + not_ok,
-        "error_samples": errors[:5],
+        "requests_sent": phase.issued,
+        "wall_s": round(phase.wall, 2),
+        "throughput_rps": round(len(phase.latencies) / phase.wall, 1) if phase.wall else 0.0,
+        "latency_ms": latency_ms(phase.latencies, digits=1),
+        "status_counts": {str(code): count for code, count in sorted(phase.statuses.items())},
+        "errors": len(phase.errors) + not_ok,
+        "error_samples": phase.errors[:5],
     }
 
 
@@ -201,66 +162,71 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=20.0, help="duration per target")
-    parser.add_argument("--max-requests", type=int, default=20_000, help="cap per target")
-    parser.add_argument("--concurrency", type=int, default=8, help="client threads")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn sync workers")
-    parser.add_argument("--timeout", type=float, default=30.0, help="per request, seconds")
-    parser.add_argument("--sqlite", action="store_true", help="SQLite even if PostgreSQL answers")
-    parser.add_argument(
-        "--output", type=Path, default=RESULTS_DIR / "load.json", help="JSON results file"
+def load_run(
+    workdir: Path, postgres: PostgresDatabase | None, results: dict, args: argparse.Namespace
+) -> None:
+    """Set the database up, start the server, run every target; fills `results` in."""
+    env = server_env(workdir)
+    env.update(
+        {
+            "THROTTLE_ANON": "1000000/s",
+            "THROTTLE_USER": "1000000/s",
+            "THROTTLE_TEAM": "1000000/s",
+        }
     )
-    args = parser.parse_args()
+    if postgres:
+        env["DATABASE_URL"] = postgres.create()
+    if redis_answers():
+        env["CACHE_URL"] = f"redis://{REDIS[0]}:{REDIS[1]}/{REDIS_DB}"
+    results["setup"] = prepare_database(env)
+    results["run"] = {
+        "server": f"gunicorn, {args.workers} sync workers, on {HOST}, DEBUG=0",
+        "database": "PostgreSQL" if postgres else "SQLite",
+        "cache": "Redis" if "CACHE_URL" in env else "local memory",
+        "concurrency": args.concurrency,
+        "seconds": args.seconds,
+        "max_requests": args.max_requests,
+    }
+    server = Server(env, workdir, args.workers)
+    try:
+        server.wait_ready()
+        for method, path, body in TARGETS.values():
+            response = httpx.request(method, f"http://{HOST}:{server.port}{path}", json=body)
+            if response.status_code != 200:
+                sys.exit(f"{method} {path} answered {response.status_code}")
+        before = workers_rss(server.process.pid)
+        results["targets"] = {
+            name: run_target(server.port, method, path, body, args)
+            for name, (method, path, body) in TARGETS.items()
+        }
+        results["worker_rss_mib"] = {"before": before, "after": workers_rss(server.process.pid)}
+    finally:
+        server.stop()
+    results["server_tracebacks"] = server.tracebacks()
 
-    workdir = Path(tempfile.mkdtemp(prefix="gpu-advisor-load-"))
+
+OPTIONS: tuple[Option, ...] = (
+    ("--seconds", 20.0, "duration per target"),
+    ("--max-requests", 20_000, "cap per target"),
+    ("--concurrency", 8, "client threads"),
+    ("--workers", 2, "gunicorn sync workers"),
+    ("--timeout", 30.0, "per request, seconds"),
+    ("--sqlite", False, "SQLite even if PostgreSQL answers"),
+    ("--output", RESULTS_DIR / "load.json", "JSON results file"),
+)
+
+
+def main() -> None:
+    args = options_parser(__doc__, OPTIONS).parse_args()
+
     postgres = None if args.sqlite or not answers(POSTGRES) else PostgresDatabase()
     results: dict = {"machine": machine_info()}
     try:
-        env = server_env(workdir)
-        env.update(
-            {
-                "THROTTLE_ANON": "1000000/s",
-                "THROTTLE_USER": "1000000/s",
-                "THROTTLE_TEAM": "1000000/s",
-            }
-        )
-        if postgres:
-            env["DATABASE_URL"] = postgres.create()
-        if redis_answers():
-            env["CACHE_URL"] = f"redis://{REDIS[0]}:{REDIS[1]}/{REDIS_DB}"
-        results["setup"] = prepare_database(env)
-        results["run"] = {
-            "server": f"gunicorn, {args.workers} sync workers, on {HOST}, DEBUG=0",
-            "database": "PostgreSQL" if postgres else "SQLite",
-            "cache": "Redis" if "CACHE_URL" in env else "local memory",
-            "concurrency": args.concurrency,
-            "seconds": args.seconds,
-            "max_requests": args.max_requests,
-        }
-        server = Server(env, workdir, args.workers)
-        try:
-            server.wait_ready()
-            for method, path, body in TARGETS.values():
-                response = httpx.request(method, f"http://{HOST}:{server.port}{path}", json=body)
-                if response.status_code != 200:
-                    sys.exit(f"{method} {path} answered {response.status_code}")
-            before = workers_rss(server.process.pid)
-            results["targets"] = {
-                name: run_target(server.port, method, path, body, args)
-                for name, (method, path, body) in TARGETS.items()
-            }
-            results["worker_rss_mib"] = {"before": before, "after": workers_rss(server.process.pid)}
-        finally:
-            server.stop()
-        results["server_tracebacks"] = server.log_path.read_text(errors="replace").count(
-            "Traceback"
-        )
+        with throwaway_workdir("gpu-advisor-load-") as workdir:
+            load_run(workdir, postgres, results, args)
     finally:
         if postgres:
             postgres.drop()
-        shutil.rmtree(workdir, ignore_errors=True)
     write_results(args.output, results, markdown)
     print(json.dumps(results["targets"], indent=2))
 
