@@ -57,17 +57,17 @@ def test_scan_code_writes_sarif_2_1_0(tmp_path):
     assert {result["ruleId"] for result in sarif["runs"][0]["results"]} <= rule_ids
 
 
-@pytest.fixture
-def scanned(team, media_root):
-    job = job_submit(
-        team=team.team,
-        user=team.member,
-        kind="codescan",
-        uploads=[SimpleUploadedFile("repo.tar.gz", repo_archive())],
-    )
+def _scanned(team, upload: SimpleUploadedFile) -> Job:
+    """A code scan of `upload`, run in this process to its end: done."""
+    job = job_submit(team=team.team, user=team.member, kind="codescan", uploads=[upload])
     assert analyze_job.apply(args=[job.pk]).get() == "done"
     job.refresh_from_db()
     return job
+
+
+@pytest.fixture
+def scanned(team, media_root):
+    return _scanned(team, SimpleUploadedFile("repo.tar.gz", repo_archive()))
 
 
 def test_a_code_scan_job_reports_findings_scorecard_verdicts_and_sarif(scanned):
@@ -132,15 +132,7 @@ def test_a_hostile_archive_fails_the_job_with_a_reason(team, media_root):
 @pytest.fixture
 def noisy(team, media_root):
     """A done code scan of one file with 9,000 findings (6,000 DEV001, 3,000 PREC001)."""
-    job = job_submit(
-        team=team.team,
-        user=team.member,
-        kind="codescan",
-        uploads=[SimpleUploadedFile("many.py", many_findings())],
-    )
-    assert analyze_job.apply(args=[job.pk]).get() == "done"
-    job.refresh_from_db()
-    return job
+    return _scanned(team, SimpleUploadedFile("many.py", many_findings()))
 
 
 # WARP003 on a line that ends in a NUL, past the first 8 KiB of the file.
