@@ -21,8 +21,8 @@ One run:
    - page: GET / (the server-rendered GPU catalogue).
 
 Reported per target: throughput, latency p50/p99 (client side, connection set-up included),
-status counts and errors; and each gunicorn worker's resident memory (VmRSS from
-/proc/<pid>/status) before the first and after the last target. Results go to
+status counts and errors; and each gunicorn worker's resident memory (from /proc/<pid>/statm,
+the kernel's VmRSS) before the first and after the last target. Results go to
 bench/results/load.json and bench/results/load.md. Only loopback traffic.
 """
 
@@ -97,7 +97,9 @@ def workers_rss(master_pid: int) -> dict[str, float]:
     return {str(pid): rss_mib(pid) for pid in sorted(child_pids(master_pid))}
 
 
-def run_target(port: int, method: str, path: str, body, args: argparse.Namespace) -> dict:
+def run_target(
+    port: int, method: str, path: str, body: dict | None, args: argparse.Namespace
+) -> dict:
     """`args.concurrency` threads, each with its own client, until the time or request cap."""
     deadline = time.monotonic() + args.seconds
 
