@@ -1,5 +1,5 @@
 """The sizing answer as the page shows it: numbers formatted, rows for the tables, and the
-memory and cost charts assembled from the report (advisor/charts.py draws them)."""
+memory and cost charts assembled from the report (advisor/charts/ draws them)."""
 
 import math
 from typing import Any
@@ -151,6 +151,26 @@ def _memory_chart(report: dict[str, Any]) -> str:
     return charts.memory_chart(bars, title="Memory per GPU, by component")
 
 
+# The cost chart's axes, direction and title, for a training job and for serving.
+_TRAINING_COST_CHART: dict[str, Any] = {
+    "x_label": "Training time, hours (expected)",
+    "y_label": "$ per job (expected)",
+    "higher_x_is_better": False,
+    "title": "Cost against training time",
+}
+_SERVING_COST_CHART: dict[str, Any] = {
+    "x_label": "Decode throughput, tokens/s over all sequences (expected)",
+    "y_label": "$ per million output tokens (expected)",
+    "higher_x_is_better": True,
+    "title": "Cost against speed",
+    "empty_message": "No priced candidate generates tokens: nothing to plot.",
+}
+
+
+def _dollars(value: float) -> str:
+    return "$" + charts.format_number(value)
+
+
 def _cost_chart(report: dict[str, Any], training: bool) -> str:
     points = []
     best = report.get("recommendation")
@@ -178,24 +198,8 @@ def _cost_chart(report: dict[str, Any], training: bool) -> str:
         points.append(
             charts.Point(label, x["expected"], y["expected"], note=note, recommended=recommended)
         )
-    if training:
-        return charts.scatter_chart(
-            points,
-            x_label="Training time, hours (expected)",
-            y_label="$ per job (expected)",
-            higher_x_is_better=False,
-            title="Cost against training time",
-            y_format=lambda v: "$" + charts.format_number(v),
-        )
-    return charts.scatter_chart(
-        points,
-        x_label="Decode throughput, tokens/s over all sequences (expected)",
-        y_label="$ per million output tokens (expected)",
-        higher_x_is_better=True,
-        title="Cost against speed",
-        y_format=lambda v: "$" + charts.format_number(v),
-        empty_message="No priced candidate generates tokens: nothing to plot.",
-    )
+    texts = _TRAINING_COST_CHART if training else _SERVING_COST_CHART
+    return charts.scatter_chart(points, y_format=_dollars, **texts)
 
 
 def answer_context(report: dict[str, Any]) -> dict[str, Any]:
