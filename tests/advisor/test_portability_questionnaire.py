@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
+from advisor.domain.portability.decisions import DECISIONS, STACK_FACTS, Fact
 from advisor.domain.portability.questionnaire import Answers, answer
 from advisor.domain.portability.questions import (
     QUESTIONS,
@@ -17,7 +18,7 @@ from advisor.domain.portability.questions import (
     Precision,
     Target,
 )
-from advisor.domain.portability.rules import DECISIONS, RULES, STACK_FACTS, Fact
+from advisor.domain.portability.rules import RULES
 from advisor.domain.portability.scorecard import build_verdicts
 from jobs.domain.codescan import scan_paths
 

@@ -2,14 +2,15 @@
 
 The same shape as a code scan's report (scorecard.py: rows keyed by question id, a verdict per
 target: re-tune or rewrite, with what decides it), built from what the team says instead of
-from their code. The answers say which facts of rules.STACK_FACTS hold; what each fact
-decides on each target is the rules' (rules.DECISIONS), as for a scan's findings.
+from their code. The answers say which facts of decisions.STACK_FACTS hold; what each fact
+decides on each target is the rules' (decisions.DECISIONS), as for a scan's findings.
 """
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
+from advisor.domain.portability.decisions import STACK_FACTS, Fact
 from advisor.domain.portability.questions import (
     PORTABLE,
     QUESTIONS,
@@ -21,7 +22,7 @@ from advisor.domain.portability.questions import (
     QuestionId,
     Target,
 )
-from advisor.domain.portability.rules import RE_TUNE, REWRITE_RISK, STACK_FACTS, Fact
+from advisor.domain.portability.rules import RE_TUNE, REWRITE_RISK
 from advisor.domain.portability.scorecard import scorecard_row, verdict
 
 NOTHING_LOCKS = "nothing locks the algorithm to one device: re-measure and change settings"

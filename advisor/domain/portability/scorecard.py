@@ -22,7 +22,7 @@ when neither.
                                                     cudaMemGetInfo, hipMemGetInfo,
                                                     find_executable_batch_size
 
-A code scan's verdicts: "rewrite" when a finding decides one on that target (rules.DECISIONS),
+A code scan's verdicts: "rewrite" when a finding decides one on that target (decisions.DECISIONS),
 with those findings; otherwise "re-tune", with the re-tune findings that matter there (at most
 25 either way). Findings inside a declared abstraction layer are already re-tune (the scanner
 demotes them), so they never decide a rewrite by severity.
@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import Protocol
 
+from advisor.domain.portability.decisions import DECISIONS
 from advisor.domain.portability.questions import (
     LOCKED,
     MIXED,
@@ -45,7 +46,7 @@ from advisor.domain.portability.questions import (
     QuestionId,
     Target,
 )
-from advisor.domain.portability.rules import DECISIONS, INFO, RE_TUNE, REWRITE_RISK
+from advisor.domain.portability.rules import INFO, RE_TUNE, REWRITE_RISK
 
 REWRITE = "rewrite"
 

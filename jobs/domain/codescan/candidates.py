@@ -5,9 +5,9 @@ evidence of portable forms for the scorecard, and the facts themselves."""
 from dataclasses import dataclass, field
 
 # Candidate.tags values the verdicts read: the decisions that read them define them.
-from advisor.domain.portability.rules import CUDNN as CUDNN
-from advisor.domain.portability.rules import NCCL_DIRECT as NCCL_DIRECT
-from advisor.domain.portability.rules import TENSORRT as TENSORRT
+from advisor.domain.portability.decisions import CUDNN as CUDNN
+from advisor.domain.portability.decisions import NCCL_DIRECT as NCCL_DIRECT
+from advisor.domain.portability.decisions import TENSORRT as TENSORRT
 
 # Candidate.check values: which repo fact decides the candidate in resolve.py.
 UNLESS_OWN_FUNCTION = "unless-own-function"  # COMM002/TOOL002 calls of the repo's own macro
