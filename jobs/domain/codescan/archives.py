@@ -82,6 +82,17 @@ def _too_many(label: str, limits: ScanLimits) -> ScanError:
 # --- zip ---------------------------------------------------------------------------------
 
 
+def _member_or_skipped(
+    name: str, size_bytes: int, problem: str | None, read: Callable[[int], bytes]
+) -> Member | Skipped:
+    """Zip and tar alike: a member with an unsafe name, or with the format's `problem`, is
+    skipped for that reason (the name's first); any other is read through `read`."""
+    reason = unsafe_name_reason(name) or problem
+    if reason:
+        return Skipped(name, reason)
+    return Member(clean_name(name), size_bytes, read)
+
+
 def _zip_members(
     raw: BinaryIO, label: str, limits: ScanLimits, budget: Budget, progress: Progress
 ) -> Iterator[Member | Skipped]:
@@ -98,13 +109,10 @@ def _zip_members(
             progress(index / max(len(infos), 1))
             if info.is_dir():
                 continue
-            reason = unsafe_name_reason(info.filename) or _zip_member_problem(info, limits)
-            if reason:
-                yield Skipped(info.filename, reason)
-                continue
-            yield Member(
-                clean_name(info.filename),
+            yield _member_or_skipped(
+                info.filename,
                 info.file_size,
+                _zip_member_problem(info, limits),
                 lambda cap, info=info: _read_zip_member(archive, info, cap, budget),
             )
 
@@ -215,13 +223,10 @@ def _tar_members(
                 if info.size > budget.cap_bytes - budget.spent_bytes:
                     # Reading past it would spend the budget anyway; say so without the wait.
                     budget.spend(info.size)
-                reason = unsafe_name_reason(info.name) or _tar_member_problem(info)
-                if reason:
-                    yield Skipped(info.name, reason)
-                    continue
-                yield Member(
-                    clean_name(info.name),
+                yield _member_or_skipped(
+                    info.name,
                     info.size,
+                    _tar_member_problem(info),
                     lambda cap, info=info: _read_tar_member(archive, info, cap),
                 )
         except tarfile.TarError as exc:

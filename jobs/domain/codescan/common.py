@@ -1,5 +1,6 @@
 """Handlers that read the same in every language: a rule emitted as is, evidence of a portable
-form, capacity and peak-throughput constants (MEM001, MEM002), and the file-level heuristics
+form, capacity and peak-throughput constants (MEM001, MEM002), the SKU-name and SM-count
+detectors (MEM005, MEM006), an NVLink path's severity (COMM003), and the file-level heuristics
 (PREC005, COMM006, MEM004)."""
 
 import re
@@ -69,6 +70,36 @@ def capacity_detectors(
             needles=patterns.PEAK_THROUGHPUT_NEEDLES,
         ),
     ]
+
+
+def sku_and_sm_count_detectors(
+    sku_name: Callable[[Hit], None], sm_count: Callable[[Hit], None]
+) -> list[Detector]:
+    """MEM005 (a SKU's marketing name, in a string) and MEM006 (an SM-count literal), with the
+    language's own handler for each."""
+    return [
+        Detector(
+            "mem005",
+            patterns.SKU_NAME,
+            sku_name,
+            IN_STRING,
+            gpu_only=True,
+            needles=patterns.SKU_NAME_NEEDLES,
+        ),
+        Detector(
+            "mem006", patterns.SM_COUNT, sm_count, gpu_only=True, needles=patterns.SM_COUNT_NEEDLES
+        ),
+    ]
+
+
+def emit_nvlink(hit: Hit, switch: bytes | None) -> None:
+    """COMM003 at its default, or a re-tune where `switch` (the condition of a setting that
+    selects the NVLink path) was found around the hit."""
+    if switch is not None:
+        setting = switch.decode("utf-8", "replace").strip()[:60]
+        hit.emit("COMM003", severity=RE_TUNE, context=f"a setting selects it ({setting})")
+    else:
+        hit.emit("COMM003")
 
 
 def tolerance(hit: Hit) -> None:

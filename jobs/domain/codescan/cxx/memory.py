@@ -4,9 +4,15 @@ plus the memory queries the scorecard counts."""
 import re
 
 from jobs.domain.codescan import patterns
-from jobs.domain.codescan.common import capacity_detectors, emit_rule, evidence, tolerance
+from jobs.domain.codescan.common import (
+    capacity_detectors,
+    emit_rule,
+    evidence,
+    sku_and_sm_count_detectors,
+    tolerance,
+)
 from jobs.domain.codescan.cxx.syntax import enclosing, in_message_call
-from jobs.domain.codescan.detect import IN_STRING, Detector, Hit
+from jobs.domain.codescan.detect import Detector, Hit
 from jobs.domain.codescan.syntax import text_of
 
 _CONSTANT_PARTS = frozenset(
@@ -64,17 +70,7 @@ DETECTORS = [
         gpu_only=True,
         needles=(b"1024", b"MaxDynamicSharedMemorySize"),
     ),
-    Detector(
-        "mem005",
-        patterns.SKU_NAME,
-        _sku_name,
-        IN_STRING,
-        gpu_only=True,
-        needles=patterns.SKU_NAME_NEEDLES,
-    ),
-    Detector(
-        "mem006", patterns.SM_COUNT, _sm_count, gpu_only=True, needles=patterns.SM_COUNT_NEEDLES
-    ),
+    *sku_and_sm_count_detectors(_sku_name, _sm_count),
     Detector(
         "ev_memory",
         rb"\b(?:cudaMemGetInfo|hipMemGetInfo|cudaGetDeviceProperties|hipGetDeviceProperties|"

@@ -5,10 +5,10 @@
 import re
 from collections.abc import Callable
 
-from advisor.domain.portability.rules import RE_TUNE, REWRITE_RISK
+from advisor.domain.portability.rules import REWRITE_RISK
 from jobs.domain.codescan import patterns
 from jobs.domain.codescan.candidates import CUDNN, TENSORRT, UNLESS_OWN_FUNCTION
-from jobs.domain.codescan.common import emit_rule
+from jobs.domain.codescan.common import emit_nvlink, emit_rule
 from jobs.domain.codescan.cxx.syntax import enclosing, in_message_call
 from jobs.domain.codescan.detect import Detector, Hit
 from jobs.domain.codescan.syntax import Node, ancestors, text_of
@@ -34,12 +34,7 @@ def _switch_condition(node: Node | None) -> bytes | None:
 
 
 def _nvlink(hit: Hit) -> None:
-    condition = _switch_condition(hit.node)
-    if condition is not None:
-        switch = condition.decode("utf-8", "replace").strip()[:60]
-        hit.emit("COMM003", severity=RE_TUNE, context=f"a setting selects it ({switch})")
-    else:
-        hit.emit("COMM003")
+    emit_nvlink(hit, _switch_condition(hit.node))
 
 
 def _defines_it(node: Node | None) -> bool:

@@ -3,9 +3,8 @@ NCCL bindings, the 8-GPU island; plus the portable collectives the scorecard cou
 
 import re
 
-from advisor.domain.portability.rules import RE_TUNE
 from jobs.domain.codescan.candidates import NCCL_DIRECT
-from jobs.domain.codescan.common import eight_gpu_island, evidence
+from jobs.domain.codescan.common import eight_gpu_island, emit_nvlink, evidence
 from jobs.domain.codescan.detect import IN_CODE_OR_STRING, IN_STRING, Detector, Hit
 from jobs.domain.codescan.python.precision import vendor_version_gate
 from jobs.domain.codescan.python.syntax import (
@@ -74,12 +73,7 @@ def _config_switch(node: Node | None) -> bytes | None:
 def _nvlink(hit: Hit) -> None:
     if enclosing(hit.node, "import_statement", "import_from_statement") is not None:
         return  # the call sites report it
-    switch = _config_switch(hit.node)
-    if switch is not None:
-        setting = switch.decode("utf-8", "replace").strip()[:60]
-        hit.emit("COMM003", severity=RE_TUNE, context=f"a setting selects it ({setting})")
-    else:
-        hit.emit("COMM003")
+    emit_nvlink(hit, _config_switch(hit.node))
 
 
 _ENVIRON_CALL = re.compile(

@@ -8,9 +8,10 @@ from jobs.domain.codescan.common import (
     capacity_detectors,
     emit_rule,
     evidence,
+    sku_and_sm_count_detectors,
     sku_calibrated_batch,
 )
-from jobs.domain.codescan.detect import IN_STRING, Detector, Hit
+from jobs.domain.codescan.detect import Detector, Hit
 from jobs.domain.codescan.python.syntax import assigned_name, enclosing, in_message_call
 from jobs.domain.codescan.syntax import text_of
 
@@ -79,17 +80,7 @@ DETECTORS = [
         gpu_only=True,
         needles=(b"batch", b"accum"),
     ),
-    Detector(
-        "mem005",
-        patterns.SKU_NAME,
-        _sku_name,
-        IN_STRING,
-        gpu_only=True,
-        needles=patterns.SKU_NAME_NEEDLES,
-    ),
-    Detector(
-        "mem006", patterns.SM_COUNT, _sm_count, gpu_only=True, needles=patterns.SM_COUNT_NEEDLES
-    ),
+    *sku_and_sm_count_detectors(_sku_name, _sm_count),
     Detector(
         "tc005",
         rb"\b(?:BLOCK_(?:SIZE_)?[MNK]|num_warps|num_stages)\s*=\s*\d+",
