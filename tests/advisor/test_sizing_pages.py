@@ -1,5 +1,5 @@
 """The sizing page (/size/): the form, the ranked answer with its charts, errors as 400, htmx
-partials; and advisor/charts.py's SVG."""
+partials; and advisor/charts/'s SVG."""
 
 import json
 import math
@@ -298,7 +298,7 @@ def test_an_htmx_history_restore_gets_the_whole_page(client):
     assert "<html" in response.content.decode()
 
 
-# advisor/charts.py --------------------------------------------------------------------------
+# advisor/charts/ -----------------------------------------------------------------------------
 
 
 def bar(label: str, weights: float, usable: float, fits: bool = True) -> charts.MemoryBar:
