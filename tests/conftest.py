@@ -10,6 +10,27 @@ from config.celery import app as celery_app
 from tests.helpers import Worker, services_are_real
 
 
+def _transactional(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("django_db")
+    requested = set(getattr(item, "fixturenames", ()))
+    return bool(
+        (marker and marker.kwargs.get("transaction"))
+        or requested & {"transactional_db", "live_server"}
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A transactional test (a real worker, the live server of the browser tests) ends by
+    flushing the database, which would take the rows the migrations wrote (beat schedules)
+    from every test after it, and pytest may run some of those later (it groups tests by
+    their parametrized fixtures). Each transactional test restores the migrated state."""
+    for item in items:
+        if _transactional(item):
+            item.add_marker(
+                pytest.mark.django_db(transaction=True, serialized_rollback=True), append=False
+            )
+
+
 @pytest.fixture(autouse=True)
 def empty_cache():
     """Throttle counters live in the cache (Redis in CI): each test starts from zero."""
