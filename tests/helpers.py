@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import textwrap
 import time
 import uuid
 import xml.etree.ElementTree as ET
@@ -34,6 +35,7 @@ from rest_framework.test import APIClient
 from accounts.models import ApiToken, Membership, Team
 from accounts.services import api_token_create
 from config.celery import app as celery_app
+from jobs.domain.codescan import Finding, ScanReport, scan_paths
 from jobs.domain.traces import TraceError, analyze_traces
 
 if TYPE_CHECKING:  # Playwright is only there for the browser tests
@@ -361,3 +363,20 @@ def sign_in(page: "Page", site: str, username: str = "ada") -> None:
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
+
+
+# Code scans ---------------------------------------------------------------------------------
+
+
+def scan_files(tmp_path: Path, files: dict[str, str]) -> ScanReport:
+    """Scan a repository made of `files` (name -> dedented text) under tmp_path/repo."""
+    root = tmp_path / "repo"
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return scan_paths(root)
+
+
+def findings_of(report: ScanReport, rule_id: str) -> list[Finding]:
+    return [f for f in report.findings if f.rule_id == rule_id]

@@ -20,10 +20,9 @@ import time
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 
-from catalog.services import catalog_load_bundled
 from config.wsgi import application
 from tests.helpers import make_team
 
@@ -70,19 +69,6 @@ CONFIG = schemathesis.Config.from_dict(
 schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application, config=CONFIG)
 
 _started_at: list[float] = []
-
-
-@pytest.fixture(scope="module")
-def bundled_catalog(django_db_setup, django_db_blocker):
-    """The bundled catalogue, loaded once and rolled back after the module."""
-    with django_db_blocker.unblock():
-        outer = transaction.atomic()
-        outer.__enter__()
-        catalog_load_bundled()
-    yield
-    with django_db_blocker.unblock():
-        transaction.set_rollback(True)
-        outer.__exit__(None, None, None)
 
 
 @pytest.fixture
