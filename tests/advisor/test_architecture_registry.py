@@ -26,6 +26,7 @@ PACKAGE = Path(architecture.__file__).parent
 MAX_MODULE_LINES = 300
 MAX_FUNCTION_LINES = 80
 FAMILY_MODULES = {"decoder", "deepseek", "falcon", "gpt2", "bert", "t5"}
+FAMILY_MODULES |= {"gpt_oss", "olmo2", "mistral3", "glm4_moe", "granite", "cohere2"}
 
 
 def test_architecture_is_a_package_of_one_module_per_family():

@@ -8,6 +8,7 @@ num_hidden_layers = 10**300 were counted as if they were a model.
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -46,8 +47,15 @@ FAMILY_CONFIGS = {
         "bert-base-uncased",
         "t5-base",
         "flan-t5-xl",
+        "gpt-oss-20b",
+        "glm-4.5-air",
+        "mistral-small-3.2-24b",
     )
 }
+# Cohere-2 has no bundled config yet: its hand-made one (checked on the meta device) stands in.
+FAMILY_CONFIGS["tiny-cohere2"] = json.loads(
+    (Path(__file__).resolve().parents[1] / "fixtures" / "tiny_family_configs.json").read_text()
+)["tiny-cohere2"]
 FLAGS = (
     "tie_word_embeddings",
     "attention_bias",
@@ -57,9 +65,10 @@ FLAGS = (
     "multi_query",
     "parallel_attn",
     "bias",
+    "use_qk_norm",
 )
 TEXTS = ("model_type", "topk_method", "feed_forward_proj", "_name_or_path")
-READ_FIELDS = (*FIELD_LIMITS, *FLAGS, *TEXTS, "quantization_config")
+READ_FIELDS = (*FIELD_LIMITS, *FLAGS, *TEXTS, "quantization_config", "layer_types", "text_config")
 
 # The config in which each bounded field is read, to test its limit.
 FIELD_HOME = {
@@ -100,6 +109,7 @@ FIELD_HOME = {
     "max_position_embeddings": "llama-3.1-8b",
     "n_positions": "gpt2",
     "sliding_window": "mistral-7b-v0.1",
+    "sliding_window_pattern": "tiny-cohere2",
 }
 
 

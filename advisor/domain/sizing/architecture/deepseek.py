@@ -1,5 +1,6 @@
-"""DeepSeek-V2/V3: multi-head latent attention (the KV cache holds the compressed latent and
-the shared rotary key) and a MoE with routed and shared experts."""
+"""DeepSeek-V2/V3 (and R1 and Kimi K2, built as V3): multi-head latent attention (the KV cache
+holds the compressed latent and the shared rotary key) and a MoE with routed and shared
+experts."""
 
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -15,6 +16,10 @@ from advisor.domain.sizing.architecture.parts import (
     max_positions,
     trunk,
 )
+
+# DeepSeek-V3's router (and so R1's and Kimi K2's) adds a learned per-expert bias to the scores
+# it ranks; transformers always builds it (a persistent buffer, saved with the weights).
+NOAUX_ROUTERS = frozenset({"deepseek_v3", "kimi_k2"})
 
 
 class Latent(NamedTuple):
@@ -71,8 +76,8 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     latent = _latent(config, h, heads)
     expert = 3 * h * moe_inter
     gate = routed * h
-    if optional_text(config, "topk_method") == "noaux_tc":
-        gate += routed  # DeepSeek-V3's e_score_correction_bias
+    if config["model_type"] in NOAUX_ROUTERS or optional_text(config, "topk_method") == "noaux_tc":
+        gate += routed  # the router's e_score_correction_bias: stored in the checkpoint
     shared_mlp = shared * expert
     moe_layers = layers - dense_layers
     embedding = embeddings(config, shape, False)

@@ -58,6 +58,7 @@ FIELD_LIMITS: dict[str, int] = {
     "max_position_embeddings": 100_000_000,
     "n_positions": 100_000_000,
     "sliding_window": 100_000_000,
+    "sliding_window_pattern": 10_000,  # Cohere-2: every n-th layer global, the rest windowed
 }
 # 10 trillion parameters: beyond any published model; the bound for a bare count too.
 MAX_PARAMS_TOTAL = 10**13
@@ -137,3 +138,30 @@ def split_head_dim(hidden: int, heads: int, hidden_name: str, heads_name: str) -
             f"{hidden_name}={hidden:,} is not a multiple of {heads_name}={heads:,}"
         )
     return hidden // heads
+
+
+def layer_kinds(
+    config: Mapping[str, Any], layers: int, kinds: frozenset[str]
+) -> tuple[str, ...] | None:
+    """`layer_types`: one of `kinds` per layer (absent or null: None, the family's default)."""
+    value = config.get("layer_types")
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) != layers
+        or not all(isinstance(kind, str) and kind in kinds for kind in value)
+    ):
+        raise UnsupportedArchitecture(
+            f"layer_types must list one of {', '.join(sorted(kinds))} for each of the "
+            f"{layers:,} layers, got {shown(value)}"
+        )
+    return tuple(value)
+
+
+def sub_config(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """A nested config object (a multimodal model's `text_config`)."""
+    value = config.get(name)
+    if not isinstance(value, Mapping):
+        raise UnsupportedArchitecture(f"{name} must be a JSON object, got {shown(value)}")
+    return value

@@ -6,7 +6,20 @@ model_type not listed is refused by name, with the list of those that are."""
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from advisor.domain.sizing.architecture import bert, decoder, deepseek, falcon, gpt2, t5
+from advisor.domain.sizing.architecture import (
+    bert,
+    cohere2,
+    decoder,
+    deepseek,
+    falcon,
+    glm4_moe,
+    gpt2,
+    gpt_oss,
+    granite,
+    mistral3,
+    olmo2,
+    t5,
+)
 from advisor.domain.sizing.architecture.fields import MAX_PARAMS_TOTAL, shown
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
 
@@ -22,6 +35,14 @@ READERS: dict[str, Reader] = {
     "gemma2": decoder.read,
     "deepseek_v2": deepseek.read,
     "deepseek_v3": deepseek.read,
+    "kimi_k2": deepseek.read,
+    "gpt_oss": gpt_oss.read,
+    "olmo2": olmo2.read,
+    "mistral3": mistral3.read,
+    "glm4_moe": glm4_moe.read,
+    "granite": granite.read,
+    "granitemoe": granite.read,
+    "cohere2": cohere2.read,
     "falcon": falcon.read,
     "gpt2": gpt2.read,
     "bert": bert.read,
