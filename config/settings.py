@@ -154,6 +154,18 @@ if CACHES["default"]["BACKEND"].endswith("RedisCache"):
 # every request.
 CACHE_RETRY_AFTER_S = env.float("CACHE_RETRY_AFTER_S", default=5.0)
 
+# Hugging Face Hub: a sizing request may name a Hub model (`owner/name[@revision]`); its
+# config.json and weight index are read from HF_ENDPOINT, with HF_TOKEN for gated or private
+# models (sent only to HF_ENDPOINT, never logged or stored), each request bounded by
+# HUB_TIMEOUT_S and each file by HUB_MAX_CONFIG_BYTES, and kept in the cache and under
+# VAR_DIR/hf for HUB_CACHE_TTL_S.
+HF_ENDPOINT = env.str("HF_ENDPOINT", default="https://huggingface.co").rstrip("/")
+HF_TOKEN = env.str("HF_TOKEN", default="") or None
+HF_HUB_CACHE_DIR = Path(env.str("HF_HUB_CACHE", default=str(VAR_DIR / "hf")))
+HUB_TIMEOUT_S = env.float("HUB_TIMEOUT_S", default=10.0)
+HUB_MAX_CONFIG_BYTES = env.int("HUB_MAX_CONFIG_BYTES", default=1024 * 1024)
+HUB_CACHE_TTL_S = env.int("HUB_CACHE_TTL_S", default=24 * 3600)
+
 REST_FRAMEWORK = {
     # drf-spectacular's, plus each operation's error responses (config/schema.py).
     "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",
