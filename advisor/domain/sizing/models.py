@@ -17,6 +17,10 @@ class BundledModel:
     hf_id: str
     source_url: str
     config: dict
+    family: str | None = None
+    release_year: int | None = None
+    license: str | None = None  # as the model card's `license:` names it
+    context_length: int | None = None  # tokens
 
     def architecture(self) -> ModelArchitecture:
         return architecture_from_config(self.config, self.name)
@@ -32,6 +36,10 @@ def bundled_models() -> dict[str, BundledModel]:
             hf_id=entry["hf_id"],
             source_url=entry["source_url"],
             config=json.loads((MODELS_DIR / f"{entry['slug']}.json").read_text()),
+            family=entry.get("family"),
+            release_year=entry.get("release_year"),
+            license=entry.get("license"),
+            context_length=entry.get("context_length"),
         )
         for entry in index
     }
