@@ -18,7 +18,10 @@ from advisor.domain.sizing.models import MODELS_DIR, bundled_models
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 REFERENCES = json.loads((FIXTURES / "model_references.json").read_text())
 TINY = json.loads((FIXTURES / "tiny_family_configs.json").read_text())
-BUNDLED = ("gpt-oss-20b", "phi-4", "glm-4.5-air", "mistral-small-3.2-24b")
+BUNDLED = (
+    *("gpt-oss-20b", "phi-4", "glm-4.5-air", "mistral-small-3.2-24b"),
+    *("deepseek-v3", "deepseek-r1", "kimi-k2-instruct"),
+)
 
 
 def config_of(slug: str) -> dict:
@@ -49,10 +52,16 @@ def test_bundled_models_are_listed_with_their_source():
 
 @pytest.mark.parametrize(
     ("slug", "billions_total"),
-    [("gpt-oss-20b", 20.9), ("phi-4", 14.7), ("glm-4.5-air", 106.9)],
+    [
+        ("gpt-oss-20b", 20.9),
+        ("phi-4", 14.7),
+        ("glm-4.5-air", 106.9),
+        ("deepseek-v3", 671.0),
+        ("deepseek-r1", 671.0),
+    ],
 )
 def test_totals_match_the_model_cards(slug, billions_total):
-    # gpt-oss card: 20.9B total; Phi-4: 14.7B; GLM-4.5-Air: "106B total".
+    # gpt-oss card: 20.9B total; Phi-4: 14.7B; GLM-4.5-Air: "106B total"; DeepSeek-V3/R1: 671B.
     assert round(architecture_from_config(config_of(slug)).params_total / 1e9, 1) == billions_total
 
 
@@ -130,3 +139,17 @@ def test_gpt_oss_as_published_with_its_mxfp4_quantization_config_is_counted():
     assert (
         architecture_from_config(config).params_total == REFERENCES["gpt-oss-20b"]["total_params"]
     )
+
+
+def test_kimi_k2_equals_its_checkpoint_tensor_list_less_the_fp8_scales():
+    """The published Kimi-K2-Instruct tensor list holds 1,026,470,731,056 elements: the weights
+    (router e_score_correction_bias included) plus float32 block scales of the fp8 matrices and
+    each layer's rotary inv_freq. Without those, it is exactly our count."""
+    layers, moe_layers, experts = 61, 60, 384
+    scales = layers * (5 * 56 + 128 * 4 + 56 * 64 + 12 * 56 + 96 * 12)  # attention projections
+    scales += 3 * 144 * 56  # layer 0's dense MLP
+    scales += moe_layers * (experts + 1) * 3 * 56 * 16  # routed and shared experts
+    inv_freq = layers * 56
+    stored = 1_026_470_731_056
+    arch = architecture_from_config(config_of("kimi-k2-instruct"))
+    assert arch.params_total == stored - scales - inv_freq
