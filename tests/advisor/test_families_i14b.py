@@ -20,7 +20,7 @@ REFERENCES = json.loads((FIXTURES / "model_references.json").read_text())
 TINY = json.loads((FIXTURES / "tiny_family_configs.json").read_text())
 BUNDLED = (
     *("gpt-oss-20b", "phi-4", "glm-4.5-air", "mistral-small-3.2-24b"),
-    *("deepseek-v3", "deepseek-r1", "kimi-k2-instruct"),
+    *("deepseek-v3", "deepseek-r1", "kimi-k2-instruct", "olmo-2-7b", "granite-3.3-8b"),
 )
 
 
@@ -58,6 +58,7 @@ def test_bundled_models_are_listed_with_their_source():
         ("glm-4.5-air", 106.9),
         ("deepseek-v3", 671.0),
         ("deepseek-r1", 671.0),
+        ("olmo-2-7b", 7.3),
     ],
 )
 def test_totals_match_the_model_cards(slug, billions_total):
@@ -153,3 +154,7 @@ def test_kimi_k2_equals_its_checkpoint_tensor_list_less_the_fp8_scales():
     stored = 1_026_470_731_056
     arch = architecture_from_config(config_of("kimi-k2-instruct"))
     assert arch.params_total == stored - scales - inv_freq
+
+
+def test_granite_3_3_8b_equals_its_published_safetensors_count():
+    assert architecture_from_config(config_of("granite-3.3-8b")).params_total == 8_170_864_640
