@@ -20,7 +20,14 @@ REFERENCES = json.loads((FIXTURES / "model_references.json").read_text())
 TINY = json.loads((FIXTURES / "tiny_family_configs.json").read_text())
 BUNDLED = (
     *("gpt-oss-20b", "phi-4", "glm-4.5-air", "mistral-small-3.2-24b"),
-    *("deepseek-v3", "deepseek-r1", "kimi-k2-instruct", "olmo-2-7b", "granite-3.3-8b"),
+    *(
+        "deepseek-v3",
+        "deepseek-r1",
+        "kimi-k2-instruct",
+        "olmo-2-7b",
+        "granite-3.3-8b",
+        "gpt-oss-120b",
+    ),
 )
 
 
@@ -54,6 +61,7 @@ def test_bundled_models_are_listed_with_their_source():
     ("slug", "billions_total"),
     [
         ("gpt-oss-20b", 20.9),
+        ("gpt-oss-120b", 116.8),
         ("phi-4", 14.7),
         ("glm-4.5-air", 106.9),
         ("deepseek-v3", 671.0),
