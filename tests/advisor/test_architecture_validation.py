@@ -50,7 +50,18 @@ FAMILY_CONFIGS = {
         "gpt-oss-20b",
         "glm-4.5-air",
         "mistral-small-3.2-24b",
+        "qwen3-8b",
+        "qwen3-30b-a3b",
+        "qwen1.5-moe-a2.7b",
+        "gemma-3-1b",
+        "gemma-3-4b",
+        "llama-4-maverick-17b-128e",
     )
+}
+# Llama 4's text model read alone (llama4_text), so that its fields are fuzzed where they are read.
+FAMILY_CONFIGS["llama4-text"] = {
+    **FAMILY_CONFIGS["llama-4-maverick-17b-128e"]["text_config"],
+    "model_type": "llama4_text",
 }
 # Cohere-2 has no bundled config yet: its hand-made one (checked on the meta device) stands in.
 FAMILY_CONFIGS["tiny-cohere2"] = json.loads(
@@ -66,9 +77,14 @@ FLAGS = (
     "parallel_attn",
     "bias",
     "use_qk_norm",
+    "qkv_bias",
 )
 TEXTS = ("model_type", "topk_method", "feed_forward_proj", "_name_or_path")
-READ_FIELDS = (*FIELD_LIMITS, *FLAGS, *TEXTS, "quantization_config", "layer_types", "text_config")
+LAYER_LISTS = ("mlp_only_layers", "moe_layers", "no_rope_layers")
+READ_FIELDS = (
+    *(*FIELD_LIMITS, *FLAGS, *TEXTS, *LAYER_LISTS),
+    *("quantization_config", "layer_types", "text_config"),
+)
 
 # The config in which each bounded field is read, to test its limit.
 FIELD_HOME = {
@@ -110,7 +126,28 @@ FIELD_HOME = {
     "n_positions": "gpt2",
     "sliding_window": "mistral-7b-v0.1",
     "sliding_window_pattern": "tiny-cohere2",
+    "num_experts": "qwen3-30b-a3b",
+    "shared_expert_intermediate_size": "qwen1.5-moe-a2.7b",
+    "decoder_sparse_step": "qwen3-30b-a3b",
+    "max_window_layers": "qwen1.5-moe-a2.7b",
+    "intermediate_size_mlp": "llama4-text",
+    "interleave_moe_layer_step": "llama4-text",
+    "no_rope_layer_interval": "llama4-text",
+    "attention_chunk_size": "llama4-text",
+    # Read inside a nested object: "<config>/<object>".
+    "image_size": "gemma-3-4b/vision_config",
+    "patch_size": "gemma-3-4b/vision_config",
+    "num_channels": "gemma-3-4b/vision_config",
 }
+
+
+def with_field(home: str, field: str, value: object) -> dict:
+    """FIELD_HOME's config with `field` set, inside the nested object the home names if any."""
+    slug, _, nested = home.partition("/")
+    config = FAMILY_CONFIGS[slug]
+    if nested:
+        return {**config, nested: {**config[nested], field: value}}
+    return {**config, field: value}
 
 
 def test_every_bounded_field_has_a_config_that_reads_it():
@@ -120,7 +157,7 @@ def test_every_bounded_field_has_a_config_that_reads_it():
 @pytest.mark.parametrize("field", sorted(FIELD_LIMITS))
 def test_one_past_a_fields_limit_is_refused_naming_the_field_and_the_limit(field):
     limit = FIELD_LIMITS[field]
-    config = {**FAMILY_CONFIGS[FIELD_HOME[field]], field: limit + 1}
+    config = with_field(FIELD_HOME[field], field, limit + 1)
     with pytest.raises(UnsupportedArchitecture) as refused:
         architecture_from_config(config)
     message = str(refused.value)

@@ -59,6 +59,18 @@ FIELD_LIMITS: dict[str, int] = {
     "n_positions": 100_000_000,
     "sliding_window": 100_000_000,
     "sliding_window_pattern": 10_000,  # Cohere-2: every n-th layer global, the rest windowed
+    # Qwen2-MoE / Qwen3 / Qwen3-MoE, Llama 4, Gemma 3 (and its SigLIP vision tower)
+    "num_experts": 100_000,
+    "shared_expert_intermediate_size": 4_194_304,
+    "decoder_sparse_step": 10_000,
+    "max_window_layers": 10_000,
+    "intermediate_size_mlp": 4_194_304,
+    "interleave_moe_layer_step": 10_000,
+    "no_rope_layer_interval": 10_000,
+    "attention_chunk_size": 100_000_000,
+    "image_size": 1_048_576,
+    "patch_size": 1_048_576,
+    "num_channels": 1_024,
 }
 # 10 trillion parameters: beyond any published model; the bound for a bare count too.
 MAX_PARAMS_TOTAL = 10**13
@@ -165,3 +177,33 @@ def sub_config(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise UnsupportedArchitecture(f"{name} must be a JSON object, got {shown(value)}")
     return value
+
+
+def index_list(config: Mapping[str, Any], name: str, layers: int) -> tuple[int, ...]:
+    """A list of layer indices, each from 0 to layers - 1 (absent or null: none)."""
+    value = config.get(name)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in value
+    ):
+        raise UnsupportedArchitecture(
+            f"{name} must list layer indices from 0 to {layers - 1:,}, got {shown(value)}"
+        )
+    return tuple(value)
+
+
+def flag_list(config: Mapping[str, Any], name: str, layers: int) -> tuple[bool, ...] | None:
+    """One 0/1 (or true/false) per layer (absent, null or empty: None, the family's default)."""
+    value = config.get(name)
+    if value is None or value == []:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) != layers
+        or not all(isinstance(v, int) and v in (0, 1) for v in value)
+    ):
+        raise UnsupportedArchitecture(
+            f"{name} must give 0 or 1 for each of the {layers:,} layers, got {shown(value)}"
+        )
+    return tuple(bool(v) for v in value)

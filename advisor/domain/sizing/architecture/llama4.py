@@ -1,0 +1,138 @@
+"""Llama 4 (Scout, Maverick): the text model inside `text_config` (llama4), or alone
+(llama4_text).
+
+MoE layers (`moe_layers`, else every `interleave_moe_layer_step`-th) hold routed experts of
+intermediate_size, a shared expert of the same width and a router; the other layers a dense MLP
+of intermediate_size_mlp. Attention layers with RoPE attend within chunks of
+attention_chunk_size tokens, so their KV cache holds at most one chunk; NoPE layers
+(`no_rope_layers` 0, else every `no_rope_layer_interval`-th) attend globally. The q/k norm is an
+L2 norm without weights. The vision tower is not counted."""
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
+from advisor.domain.sizing.architecture.fields import (
+    flag,
+    flag_list,
+    index_list,
+    layer_kinds,
+    optional_int,
+    optional_text,
+    positive_int,
+    sub_config,
+)
+from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
+from advisor.domain.sizing.architecture.parts import (
+    assemble,
+    embeddings,
+    experts_per_token,
+    gated_mlp_groups,
+    layer_groups,
+    max_positions,
+    trunk,
+)
+
+CHUNK_KINDS = frozenset({"full_attention", "chunked_attention"})
+
+
+def _moe_layers(config: Mapping[str, Any], layers: int) -> int:
+    listed = index_list(config, "moe_layers", layers)
+    if config.get("moe_layers") is not None:
+        return len(set(listed))
+    step = optional_int(config, "interleave_moe_layer_step", 1)
+    return len(range(step - 1, layers, step))
+
+
+def _chunked_layers(config: Mapping[str, Any], layers: int) -> tuple[int | None, int]:
+    """(attention_chunk_size, layers attending within chunks): the RoPE layers."""
+    chunk = optional_int(config, "attention_chunk_size", 8192)
+    if "attention_chunk_size" in config and config["attention_chunk_size"] is None:
+        return None, 0
+    kinds = layer_kinds(config, layers, CHUNK_KINDS)
+    if kinds is not None:
+        chunked = kinds.count("chunked_attention")
+    else:
+        rope = flag_list(config, "no_rope_layers", layers)
+        if rope is None:
+            interval = optional_int(config, "no_rope_layer_interval", 4)
+            rope = tuple((i + 1) % interval != 0 for i in range(layers))
+        chunked = sum(rope)
+    return (chunk, chunked) if chunked else (None, 0)
+
+
+def read_text(config: Mapping[str, Any], name: str, family: str) -> ModelArchitecture:
+    shape = trunk(config)
+    h, layers, heads = shape.hidden, shape.layers, shape.heads
+    kv, head_dim = head_layout(config, h, heads)
+    q_dim, kv_dim = heads * head_dim, kv * head_dim
+    bias = flag(config, "attention_bias", False)
+    attention = attention_params(h, q_dim, kv_dim, bias, bias)
+    experts = positive_int(config, "num_local_experts")
+    per_token = experts_per_token(config, experts, "num_local_experts")
+    inter = positive_int(config, "intermediate_size")
+    expert = 3 * h * inter
+    moe_layers = _moe_layers(config, layers)
+    dense_layers = layers - moe_layers
+    dense = 3 * h * positive_int(config, "intermediate_size_mlp") if dense_layers else 0
+    moe_common = h * experts + expert  # the router and the shared expert
+    embedding = embeddings(config, shape, False)
+    common = (
+        embedding.params
+        + h
+        + layers * (attention + 2 * h)
+        + dense_layers * dense
+        + moe_layers * moe_common
+    )
+    chunk, chunked = _chunked_layers(config, layers)
+    return assemble(
+        name,
+        family,
+        shape,
+        embedding,
+        params_total=common + moe_layers * experts * expert,
+        params_active=common + moe_layers * per_token * expert,
+        intermediate_size=inter * (per_token + 1),
+        kv_dim=kv_dim,
+        num_kv_heads=kv,
+        sliding_window=chunk,
+        sliding_window_layers=chunked,
+        largest_layer_params=max(embedding.input, experts * expert),
+        lora_groups=layer_groups(
+            layers,
+            ("q_proj", h, q_dim),
+            ("k_proj", h, kv_dim),
+            ("v_proj", h, kv_dim),
+            ("o_proj", q_dim, h),
+        )
+        + gated_mlp_groups(h, inter, moe_layers * experts),
+        params_routed_experts=moe_layers * experts * expert,
+        routed_fraction_per_token=per_token / experts,
+        max_positions=max_positions(config),
+        notes=(
+            f"MoE: {per_token} of {experts} routed experts per token plus a shared expert on "
+            f"{moe_layers} of {layers} layers",
+            f"{chunked} of {layers} layers attend within chunks of {chunk:,} tokens (their KV "
+            "cache holds at most one chunk); the NoPE layers attend to the whole context"
+            if chunk
+            else "every layer attends to the whole context",
+        ),
+    )
+
+
+def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
+    if config["model_type"] == "llama4_text":
+        return read_text(config, name, "llama4_text")
+    text = sub_config(config, "text_config")
+    if optional_text(text, "model_type", "llama4_text") != "llama4_text":
+        raise UnsupportedArchitecture("llama4: text_config.model_type must be llama4_text")
+    model = read_text(text, name, "llama4")
+    return replace(
+        model,
+        notes=(
+            *model.notes,
+            "sized: the text model; the vision tower and projector are not included "
+            "(not counted here)",
+        ),
+    )
