@@ -19,16 +19,20 @@ def _transactional(item: pytest.Item) -> bool:
     )
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A transactional test (a real worker, the live server of the browser tests) ends by
-    flushing the database, which would take the rows the migrations wrote (beat schedules)
-    from every test after it, and pytest may run some of those later (it groups tests by
-    their parametrized fixtures). Each transactional test restores the migrated state."""
+    flushing the database, which takes the rows the migrations wrote (beat schedules) from
+    every plain database test after it. pytest-django runs transactional tests last, but
+    pytest's own grouping by parametrized fixtures moves some forward again: they go last
+    here, after all reordering, and each starts from the migrated state (serialized
+    rollback restores it at its start)."""
     for item in items:
         if _transactional(item):
             item.add_marker(
                 pytest.mark.django_db(transaction=True, serialized_rollback=True), append=False
             )
+    items.sort(key=_transactional)
 
 
 @pytest.fixture(autouse=True)
@@ -37,6 +41,15 @@ def empty_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def no_hugging_face_hub(settings, tmp_path_factory):
+    """No test reaches the real Hub: a Hub id finds nothing listening on loopback port 9,
+    unless a test serves recorded files itself (tests/advisor/hub_server.py)."""
+    settings.HF_ENDPOINT = "http://127.0.0.1:9"
+    settings.HF_TOKEN = None
+    settings.HF_HUB_CACHE_DIR = tmp_path_factory.getbasetemp() / "hf"
 
 
 @pytest.fixture(autouse=True)
