@@ -101,6 +101,7 @@ class PageField(forms.Field):
         self.unit = unit
         self.placeholder = placeholder
         self.options: list[tuple[str, str]] = []
+        self.suggestions: list[tuple[str, str]] = []  # a text field's <datalist>: value, label
         self.min_value: int | None = None
         self.max_value: int | None = None
 
@@ -151,9 +152,10 @@ def _natural_key(text: str) -> list:
     return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
 
 
-def _model_choices() -> list[tuple[str, str]]:
-    models = bundled_models()
-    return sorted(((slug, m.name) for slug, m in models.items()), key=lambda c: _natural_key(c[1]))
+def _model_suggestions() -> list[tuple[str, str]]:
+    """Each bundled model by slug and by Hub id, in name order."""
+    models = sorted(bundled_models().values(), key=lambda m: _natural_key(m.name))
+    return [(value, m.name) for m in models for value in (m.slug, m.hf_id) if value]
 
 
 def _default_string(value: Any) -> str:
@@ -179,7 +181,12 @@ class SizingForm(forms.Form):
     """Bound to a GET query or a POST (with its config.json upload); unbound, the defaults."""
 
     source = forms.CharField(required=False)
-    model = PageField("Bundled model", "select")
+    model = PageField(
+        "Bundled model or Hub id",
+        "text",
+        help_text="A bundled model, or a Hugging Face id (owner/name, @revision to pin one).",
+        placeholder="llama-3.1-8b or Qwen/Qwen3-8B",
+    )
     config = PageField(
         "config.json, pasted",
         "textarea",
@@ -244,7 +251,7 @@ class SizingForm(forms.Form):
         self.model_source = self._model_source()
         for name in FIELD_NAMES:
             self.fields[name].follow(name, self.rules.get(name))
-        self.fields["model"].options = _model_choices()
+        self.fields["model"].suggestions = _model_suggestions()
 
     def _defaults(self) -> dict[str, str]:
         values = {

@@ -20,12 +20,15 @@ from advisor.domain.portability.questions import (
 )
 from advisor.domain.sizing.architecture import (
     MAX_PARAMS_TOTAL,
+    ModelArchitecture,
     UnsupportedArchitecture,
     architecture_from_config,
     architecture_from_params,
 )
+from advisor.domain.sizing.hub_ids import HubRef, InvalidHubId, looks_like_hub_id, parse_hub_ref
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.stored_weights import stored_weights_compare
 from advisor.domain.sizing.workload import (
     DEFAULT_CONTEXT_TOKENS,
     LORA_TARGETS_ALL,
@@ -34,6 +37,7 @@ from advisor.domain.sizing.workload import (
     Task,
     Workload,
 )
+from advisor.hub import HubError, hub_model_read
 from catalog.domain.json_depth import JsonTooDeep, json_loads_limited
 
 MAX_CONFIG_BYTES = 256 * 1024
@@ -74,11 +78,15 @@ class ConfigJSONField(FormNullableJSONField):
 
 
 class SizingRequestSerializer(serializers.Serializer):
-    model = serializers.ChoiceField(
-        choices=[],
+    model = serializers.CharField(
         required=False,
         allow_blank=True,
-        help_text="A bundled model slug (GET /api/v1/advice/models lists them).",
+        max_length=200,
+        help_text=(
+            "A bundled model: its slug or its Hugging Face id (GET /api/v1/advice/models lists "
+            "them); or any Hugging Face Hub id, `owner/name` or `owner/name@revision`, whose "
+            "config.json is read from the Hub."
+        ),
     )
     config = ConfigJSONField(
         required=False,
@@ -143,9 +151,25 @@ class SizingRequestSerializer(serializers.Serializer):
     )
     goal = serializers.ChoiceField(choices=_choices(Goal), default=Goal.CHEAPEST.value)
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["model"].choices = [(slug, slug) for slug in bundled_models()]
+    def validate_model(self, value: str) -> str | HubRef:
+        """A bundled slug; a bundled model's Hub id (its bundled config, no request); else a
+        Hub id, checked here before anything is asked of the Hub."""
+        value = value.strip()
+        models = bundled_models()
+        if not value or value in models:
+            return value
+        by_hf_id = {model.hf_id.lower(): slug for slug, model in models.items()}
+        if value.lower() in by_hf_id:
+            return by_hf_id[value.lower()]
+        if not looks_like_hub_id(value):
+            raise serializers.ValidationError(
+                f"{value[:100]!r} is not a bundled model (GET /api/v1/advice/models lists them) "
+                "nor a Hugging Face id (owner/name)"
+            )
+        try:
+            return parse_hub_ref(value)
+        except InvalidHubId as error:
+            raise serializers.ValidationError(str(error)) from error
 
     def validate_config(self, value: Any) -> dict | None:
         if value is None:
@@ -162,9 +186,20 @@ class SizingRequestSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"model": ["Give exactly one of model, config or params."]}
             )
+        notes = []
+        source: dict[str, Any] = {"kind": sources[0]}
         try:
-            if attrs.get("model"):
-                architecture = bundled_models()[attrs["model"]].architecture()
+            if isinstance(attrs.get("model"), HubRef):
+                architecture, source = self._hub_architecture(attrs["model"], notes)
+            elif attrs.get("model"):
+                bundled = bundled_models()[attrs["model"]]
+                architecture = bundled.architecture()
+                source = {
+                    "kind": "bundled",
+                    "slug": bundled.slug,
+                    "hf_id": bundled.hf_id,
+                    "source_url": bundled.source_url,
+                }
             elif attrs.get("config"):
                 path = attrs["config"].get("_name_or_path")
                 name = path[:100] if isinstance(path, str) and path else "uploaded config"
@@ -177,9 +212,7 @@ class SizingRequestSerializer(serializers.Serializer):
                     num_kv_heads=attrs.get("num_kv_heads"),
                 )
         except UnsupportedArchitecture as error:
-            field = "config" if attrs.get("config") else "params"
-            raise serializers.ValidationError({field: [str(error)]}) from error
-        notes = []
+            raise serializers.ValidationError({sources[0]: [str(error)]}) from error
         batch = attrs["batch_size"]
         if attrs.get("concurrent_users"):
             batch = attrs["concurrent_users"]
@@ -214,7 +247,29 @@ class SizingRequestSerializer(serializers.Serializer):
             )
             raise serializers.ValidationError({field: [message]}) from error
         attrs["workload"] = workload
+        attrs["model_source"] = source
         return attrs
+
+    def _hub_architecture(
+        self, ref: HubRef, notes: list[str]
+    ) -> tuple[ModelArchitecture, dict[str, Any]]:
+        try:
+            hub_model = hub_model_read(ref=ref)
+        except HubError as error:
+            raise serializers.ValidationError({"model": [str(error)]}, code=error.code) from error
+        architecture = architecture_from_config(hub_model.config, str(ref))
+        source = hub_model.source()
+        notes.append(
+            f"config.json read from the Hugging Face Hub: {hub_model.repo_id} at commit "
+            f"{hub_model.commit}"
+        )
+        if hub_model.stored_weight_bytes is not None:
+            weights = stored_weights_compare(
+                architecture, hub_model.config, hub_model.stored_weight_bytes
+            )
+            source["weights"] = weights.as_dict()
+            notes.append(weights.note())
+        return architecture, source
 
 
 def _question_field(question_id: QuestionId) -> serializers.ChoiceField:

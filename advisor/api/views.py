@@ -38,6 +38,11 @@ class SizingView(APIView):
                 request_only=True,
             ),
             OpenApiExample(
+                "A Hugging Face Hub model at a pinned revision",
+                value={"model": "Qwen/Qwen3-8B@9c925d6", "task": "inference"},
+                request_only=True,
+            ),
+            OpenApiExample(
                 "A bare 13B model, full fine-tune on 8 GPUs with ZeRO-3",
                 value={
                     "params": 13_000_000_000,
@@ -54,11 +59,15 @@ class SizingView(APIView):
         serializer = SizingRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = sizing_advise(workload=serializer.validated_data["workload"])
-        return Response(sizing_report(result))
+        report = sizing_report(result)
+        report["model"]["source"] = serializer.validated_data["model_source"]
+        return Response(report)
 
 
 class BundledModelsView(APIView):
-    """The bundled well-known models usable as `model` in a sizing request."""
+    """The bundled well-known models usable as `model` in a sizing request (by slug or by
+    hf_id): family, release year, licence and context length from index.json (null where the
+    config and card do not say), parameter counts from the engine."""
 
     permission_classes = [AllowAny]
 
@@ -73,6 +82,10 @@ class BundledModelsView(APIView):
                     "name": model.name,
                     "hf_id": model.hf_id,
                     "source_url": model.source_url,
+                    "family": model.family,
+                    "release_year": model.release_year,
+                    "license": model.license,
+                    "context_length": model.context_length,
                     "params_total": arch.params_total,
                     "params_active": arch.params_active,
                 }

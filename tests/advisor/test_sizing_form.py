@@ -11,6 +11,7 @@ from rest_framework import serializers
 from rest_framework.test import APIClient
 
 from advisor.api.serializers import SizingRequestSerializer
+from advisor.domain.sizing.models import bundled_models
 from advisor.forms import FIELD_NAMES, SizingForm
 
 API = "/api/v1/advice/sizing"
@@ -30,7 +31,10 @@ def test_the_forms_ranges_and_choices_are_the_serializers():
         if isinstance(rule, serializers.ChoiceField) and name != "model":
             values = [value for value, _ in field.options if value != ""]
             assert values == [str(choice) for choice in rule.choices], name
-    assert {slug for slug, _ in form.fields["model"].options} == set(rules["model"].choices)
+    suggested = {value for value, _ in form.fields["model"].suggestions}
+    assert suggested == {m.slug for m in bundled_models().values()} | {
+        m.hf_id for m in bundled_models().values()
+    }
 
 
 @pytest.mark.parametrize(

@@ -44,8 +44,8 @@ def test_the_form_renders_with_the_serializer_defaults(client):
     html = response.content.decode()
     assert '<form id="sizing-form"' in html
     assert 'name="csrfmiddlewaretoken"' in html
-    assert '<option value="llama-3.1-8b" selected>Llama 3.1 8B</option>' in html
-    assert '<option value="llama-3.1-70b">Llama 3.1 70B</option>' in html
+    assert 'id="id_model" name="model" value="llama-3.1-8b"' in html
+    assert '<option value="llama-3.1-70b" label="Llama 3.1 70B"></option>' in html
     assert 'id="id_context_tokens" name="context_tokens" value="4096"' in html
     assert 'id="id_output_tokens" name="output_tokens" value="256"' in html
     assert '<option value="" selected>Auto (smallest fitting)</option>' in html
@@ -67,7 +67,7 @@ def test_the_form_renders_with_the_serializer_defaults(client):
 
 def test_bundled_models_are_listed_by_name_in_natural_order(client):
     html = client.get(URL).content.decode()
-    names = re.findall(r'<option value="llama-3\.1-[^"]+"[^>]*>([^<]+)</option>', html)
+    names = re.findall(r'<option value="llama-3\.1-[^"]+" label="([^"]+)">', html)
     assert names == ["Llama 3.1 8B", "Llama 3.1 70B", "Llama 3.1 405B"]
 
 
@@ -174,7 +174,7 @@ def test_the_form_post_needs_its_csrf_token():
     ("query", "field", "message"),
     [
         ({"model": "llama-3.1-8b", "context_tokens": "-5"}, "context_tokens", "greater than"),
-        ({"model": "nope"}, "model", "is not a valid choice"),
+        ({"model": "nope"}, "model", "is not a bundled model"),
         ({"model": "llama-3.1-8b", "task": "fly"}, "task", "is not a valid choice"),
         ({"model": "llama-3.1-8b", "batch_size": "many"}, "batch_size", "valid integer"),
         ({"source": "params", "params": ""}, "params", "Enter the parameter count"),
@@ -283,7 +283,7 @@ def test_an_invalid_htmx_request_is_a_422_partial_with_the_errors(client):
     assert response.status_code == 422
     html = response.content.decode()
     assert "<html" not in html
-    assert "is not a valid choice" in errors_of(html, "model")
+    assert "is not a bundled model" in errors_of(html, "model")
     assert response["HX-Push-Url"] == "false"
 
 

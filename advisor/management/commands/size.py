@@ -38,7 +38,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--config", type=Path, help="A Hugging Face config.json file.")
-        source.add_argument("--model", help="A bundled model, e.g. llama-3.1-70b.")
+        source.add_argument(
+            "--model",
+            help=(
+                "A bundled model (llama-3.1-70b, or its Hub id), or a Hugging Face Hub id, "
+                "e.g. Qwen/Qwen3-8B or Qwen/Qwen3-8B@<revision>."
+            ),
+        )
         source.add_argument("--params", type=float, help="A bare parameter count, e.g. 7e9.")
         parser.add_argument(
             "--task",
@@ -97,6 +103,7 @@ class Command(BaseCommand):
             )
             raise CommandError(errors)
         report = sizing_report(sizing_advise(workload=serializer.validated_data["workload"]))
+        report["model"]["source"] = serializer.validated_data["model_source"]
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
@@ -108,6 +115,22 @@ class Command(BaseCommand):
             f"{model['name']}: {model['params_total']:,} parameters "
             f"({model['params_active']:,} active), KV {model['kv_bytes_per_token']:,} B/token"
         )
+        source = model["source"]
+        if source["kind"] == "hub":
+            self.stdout.write(
+                f"  from the Hub: {source['hf_id']}@{source['revision']}, commit {source['commit']}"
+            )
+            weights = source.get("weights")
+            if weights:
+                computed = (
+                    f"{weights['computed_bytes']:,}" if weights["computed_bytes"] else "unknown"
+                )
+                line = f"  stored weights {weights['stored_bytes']:,} B, computed {computed} B"
+                self.stdout.write(
+                    self.style.WARNING(line + " (differ by more than 1%)")
+                    if weights["differs"]
+                    else line
+                )
         fitting = [c for c in report["candidates"] if c["fits"]]
         if not fitting:
             self.stdout.write(self.style.WARNING("Nothing fits. Remedies:"))
