@@ -206,7 +206,9 @@ def test_any_bundled_config_with_a_bad_required_count_is_refused_naming_it(confi
 
 @ENGINE
 @given(decoder_configs(), json_values.filter(bool))
-def test_a_quantised_config_is_refused(config, quantization):
+def test_a_quantization_config_we_cannot_read_is_refused_naming_it(config, quantization):
+    """Random JSON is no quantization_config (quantised checkpoints are sized as stored:
+    tests/advisor/test_quantized_checkpoints.py)."""
     with pytest.raises(UnsupportedArchitecture, match="quantization_config"):
         architecture_from_config({**config, "quantization_config": quantization})
 

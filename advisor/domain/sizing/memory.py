@@ -164,6 +164,8 @@ def _adafactor_state_bytes_per_param(workload: Workload) -> float:
 
 def _inference_weight_bytes(workload: Workload) -> float:
     arch = workload.architecture
+    if workload.stored_weights:
+        return workload.stored_weights.weight_bytes
     dtype = workload.weight_dtype
     if is_quantised(dtype):
         linear = arch.params_total - arch.params_embedding

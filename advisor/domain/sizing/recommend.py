@@ -285,7 +285,9 @@ def _remedy_variants(workload: Workload) -> list[tuple[str, str, Workload]]:
                     workload.with_changes(kv_dtype=Dtype.FP8),
                 )
             )
-        if workload.weight_dtype in {Dtype.FP32, Dtype.BF16, Dtype.FP16}:
+        # A quantised checkpoint served as stored is not re-quantised by a remedy.
+        requantise = workload.stored_weights is None
+        if requantise and workload.weight_dtype in {Dtype.FP32, Dtype.BF16, Dtype.FP16}:
             variants.append(
                 (
                     "fp8 weights",
@@ -293,7 +295,7 @@ def _remedy_variants(workload: Workload) -> list[tuple[str, str, Workload]]:
                     workload.with_changes(weight_dtype=Dtype.FP8),
                 )
             )
-        if workload.weight_dtype is not Dtype.INT4:
+        if requantise and workload.weight_dtype is not Dtype.INT4:
             variants.append(
                 (
                     "int4 weights",
@@ -449,9 +451,19 @@ def assumptions(workload: Workload) -> list[str]:
         )
     items.extend(workload.notes)
     if workload.task is Task.INFERENCE:
+        if workload.stored_weights:
+            items.append(f"{workload.stored_weights.summary}; KV cache {workload.kv_dtype}")
+        else:
+            items.append(
+                f"weights {workload.weight_dtype}, KV cache {workload.kv_dtype}; quantised "
+                "formats keep embeddings and the output head in 16-bit"
+            )
+        if arch.stored_weights and not workload.stored_weights:
+            items.append(
+                f"weights {workload.weight_dtype} as chosen (weight_dtype): this overrides the "
+                f"checkpoint's stored precision ({arch.stored_weights.method} quantization_config)"
+            )
         items += [
-            f"weights {workload.weight_dtype}, KV cache {workload.kv_dtype}; quantised formats "
-            "keep embeddings and the output head in 16-bit",
             f"{workload.batch_size} sequence(s) of {workload.context_tokens:,} tokens, "
             f"{workload.output_tokens:,} generated per request",
             f"activations: a prefill chunk of up to {PREFILL_CHUNK_TOKENS:,} tokens",

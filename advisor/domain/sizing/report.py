@@ -3,6 +3,7 @@
 from typing import Any
 
 from advisor.domain.ranges import Range
+from advisor.domain.sizing.architecture.model import StoredWeights
 from advisor.domain.sizing.memory import GIB
 from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, SizingResult
@@ -10,6 +11,27 @@ from advisor.domain.sizing.recommend import Candidate, SizingResult
 
 def _range(value: Range | None, digits: int = 4) -> dict[str, float] | None:
     return value.as_dict(digits) if value else None
+
+
+def _stored_weights(stored: StoredWeights | None) -> dict[str, Any] | None:
+    """A quantised checkpoint's weights as its files hold them, part by part."""
+    if stored is None:
+        return None
+    return {
+        "method": stored.method,
+        "summary": stored.summary,
+        "weight_bytes": round(stored.weight_bytes),
+        "checkpoint_bytes": round(stored.checkpoint_bytes),
+        "parts": [
+            {
+                "what": part.what,
+                "params": part.params,
+                "bits_per_param": round(part.bits_per_param, 4),
+                "bytes": round(part.bytes),
+            }
+            for part in stored.parts
+        ],
+    }
 
 
 def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dict[str, Any]:
@@ -82,10 +104,12 @@ def sizing_report(result: SizingResult) -> dict[str, Any]:
             "num_layers": arch.num_layers,
             "hidden_size": arch.hidden_size,
             "sliding_window": arch.sliding_window,
+            "stored_weights": _stored_weights(arch.stored_weights),
         },
         "workload": {
             "task": str(workload.task),
             "weight_dtype": str(workload.weight_dtype),
+            "weights_as_stored": workload.stored_weights is not None,
             "kv_dtype": str(workload.kv_dtype),
             "batch_size": workload.batch_size,
             "context_tokens": workload.context_tokens,

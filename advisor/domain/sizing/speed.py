@@ -76,12 +76,22 @@ def _expected_weight_fraction_read(workload: Workload) -> float:
     return read / arch.params_total
 
 
+def _weight_bytes_read(workload: Workload) -> float:
+    """Weight bytes one decode step reads. A checkpoint stored at mixed widths (MXFP4 experts,
+    bf16 attention) reads its experts' stored bytes, not their share of the parameters."""
+    stored = workload.stored_weights
+    if stored is None or not stored.routed_expert_bytes:
+        return _inference_weight_bytes(workload) * _expected_weight_fraction_read(workload)
+    idle = (1 - workload.architecture.routed_fraction_per_token) ** workload.batch_size
+    return stored.weight_bytes - stored.routed_expert_bytes * idle
+
+
 def inference_speed(workload: Workload, device: Device, parallelism: Parallelism) -> InferenceSpeed:
     arch = workload.architecture
     tp = parallelism.tensor_parallel
     peak, note = compute_peak_tflops(device, workload.weight_dtype)
     peak = peak or 0.0
-    weight_bytes = _inference_weight_bytes(workload) * _expected_weight_fraction_read(workload) / tp
+    weight_bytes = _weight_bytes_read(workload) / tp
     kv_bytes = arch.kv_cache_bytes(
         workload.context_tokens, workload.batch_size, BYTES_PER_VALUE[workload.kv_dtype]
     ) / min(tp, arch.num_kv_heads)

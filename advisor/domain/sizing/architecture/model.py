@@ -18,6 +18,39 @@ class LinearGroup:
 
 
 @dataclass(frozen=True)
+class WeightPart:
+    """Weights stored at one width: `params` values of `bits_per_param` bits each, the
+    quantisation constants (scales, zero points) included."""
+
+    what: str
+    params: int
+    bits_per_param: float
+
+    @property
+    def bytes(self) -> float:
+        return self.params * self.bits_per_param / 8
+
+
+@dataclass(frozen=True)
+class StoredWeights:
+    """A quantised checkpoint's weights at the precision its files hold them."""
+
+    method: str  # quantization_config.quant_method
+    summary: str  # what is stored how, in words
+    parts: tuple[WeightPart, ...]
+    checkpoint_extra_bytes: float = 0.0  # in the files but not loaded to serve (an MTP module)
+    routed_expert_bytes: float = 0.0  # of weight_bytes: the MoE's routed experts, as stored
+
+    @property
+    def weight_bytes(self) -> float:
+        return sum(part.bytes for part in self.parts)
+
+    @property
+    def checkpoint_bytes(self) -> float:
+        return self.weight_bytes + self.checkpoint_extra_bytes
+
+
+@dataclass(frozen=True)
 class ModelArchitecture:
     name: str
     family: str
@@ -43,6 +76,7 @@ class ModelArchitecture:
     routed_fraction_per_token: float = 1.0  # MoE: experts per token / routed experts
     max_positions: int | None = None  # the context the model was built or trained for
     absolute_positions: bool = False  # learned position embeddings: no token past max_positions
+    stored_weights: StoredWeights | None = None  # a quantised checkpoint's stored weights
     notes: tuple[str, ...] = field(default=())
 
     @property

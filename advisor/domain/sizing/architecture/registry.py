@@ -26,6 +26,7 @@ from advisor.domain.sizing.architecture import (
 )
 from advisor.domain.sizing.architecture.fields import MAX_PARAMS_TOTAL, shown
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
+from advisor.domain.sizing.architecture.quantization import with_stored_weights
 
 Reader = Callable[[Mapping[str, Any], str], ModelArchitecture]
 
@@ -74,17 +75,12 @@ def architecture_from_config(config: Mapping[str, Any], name: str = "") -> Model
         raise UnsupportedArchitecture(
             f"model_type={shown(model_type)} is not supported (supported: {supported})"
         )
-    if config.get("quantization_config"):
-        raise UnsupportedArchitecture(
-            "quantization_config: give the unquantised config and choose the weight dtype here"
-        )
     path = config.get("_name_or_path")
-    architecture = READERS[model_type](
-        config, name or (path if isinstance(path, str) and path else model_type)
-    )
+    reader = READERS[model_type]
+    architecture = reader(config, name or (path if isinstance(path, str) and path else model_type))
     if architecture.params_total > MAX_PARAMS_TOTAL:
         raise UnsupportedArchitecture(
             f"this config.json describes {architecture.params_total:.3g} parameters; the "
             f"largest model accepted has {MAX_PARAMS_TOTAL:,}"
         )
-    return architecture
+    return with_stored_weights(config, architecture, reader)
