@@ -45,15 +45,8 @@ GPT_OSS_MXFP4 = {
     "quant_method": "mxfp4",
 }
 GPT_OSS_20B = {**bundled("gpt-oss-20b"), "quantization_config": GPT_OSS_MXFP4}
-# gpt-oss-120b's config is the 20b's with 36 layers and 128 experts (model card, table 1;
-# https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json): same widths, heads,
-# vocabulary, window and alternating layer types.
-GPT_OSS_120B = {
-    **GPT_OSS_20B,
-    "num_hidden_layers": 36,
-    "num_local_experts": 128,
-    "layer_types": ["sliding_attention", "full_attention"] * 18,
-}
+# The bundled configs carry these blocks, as the Hub's do.
+GPT_OSS_120B = bundled("gpt-oss-120b")
 # DeepSeek-V3's own config.json (https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/
 # config.json): the fields sizing reads, its fp8 quantization_config as published, and its
 # one multi-token-prediction layer, which the checkpoint stores after the 61 served layers.
@@ -398,7 +391,8 @@ def test_an_explicit_weight_dtype_overrides_the_stored_precision_with_a_note():
 
 
 def test_an_unquantised_checkpoint_is_sized_from_weight_dtype_as_before():
-    arch = architecture_from_config(bundled("gpt-oss-20b"))
+    unquantised = {k: v for k, v in GPT_OSS_20B.items() if k != "quantization_config"}
+    arch = architecture_from_config(unquantised)
     assert arch.stored_weights is None
     assert memory_per_gpu(inference(arch), Parallelism(1)).weights == arch.params_total * 2
 
@@ -430,6 +424,13 @@ def test_the_api_sizes_an_uploaded_quantised_config_as_stored(api):
     tensor_parallel = body["recommendation"]["tensor_parallel"]
     assert body["memory"]["weights"] == round(13_761_264_768 / tensor_parallel)
     assert any(line.startswith("weights as stored: MXFP4 experts") for line in body["assumptions"])
+
+
+def test_the_bundled_gpt_oss_models_are_sized_as_their_checkpoints_store_them(api):
+    assert bundled("gpt-oss-20b")["quantization_config"] == GPT_OSS_MXFP4
+    body = api.post(URL, {"model": "gpt-oss-120b"}, format="json").json()
+    assert body["model"]["stored_weights"]["weight_bytes"] == 65_248_815_744
+    assert body["workload"]["weights_as_stored"] is True
 
 
 def test_the_api_honours_an_explicit_weight_dtype_over_the_stored_one(api):
