@@ -41,6 +41,11 @@ LLAMA_3_1_8B_INDEX = {
     },
 }
 
+# openai/gpt-oss-20b's metadata.total_size, as tests/advisor/test_quantized_checkpoints.py
+# records it (quoted in a public discussion of the checkpoint).
+GPT_OSS_20B_TOTAL_SIZE = 13_761_264_768
+GPT_OSS_20B_INDEX = {"metadata": {"total_size": GPT_OSS_20B_TOTAL_SIZE}, "weight_map": {}}
+
 
 def commit_of(repo_id: str) -> str:
     return hashlib.sha1(repo_id.encode()).hexdigest()
@@ -172,6 +177,16 @@ def recorded_hub() -> HubServer:
         ),
     )
     hub.add("openai-community/gpt2", Repo(files={"config.json": bundled_config("gpt2")}))
+    # A quantised checkpoint (MXFP4 experts): its stored size is not parameters x bf16.
+    hub.add(
+        "test-org/gpt-oss-20b-copy",
+        Repo(
+            files={
+                "config.json": bundled_config("gpt-oss-20b"),
+                "model.safetensors.index.json": json.dumps(GPT_OSS_20B_INDEX).encode(),
+            }
+        ),
+    )
     hub.add(
         "test-org/private-model",
         Repo(

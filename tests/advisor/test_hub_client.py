@@ -16,6 +16,7 @@ from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.stored_weights import stored_weights_compare
 from advisor.hub import HubError, hub_model_read
 from tests.advisor.hub_server import (
+    GPT_OSS_20B_TOTAL_SIZE,
     LLAMA_3_1_8B_TOTAL_SIZE,
     bundled_config,
     commit_of,
@@ -93,6 +94,17 @@ def test_a_public_model_is_read_with_its_commit_and_stored_weight_size(hub):
     weights = stored_weights_compare(arch, model.config, model.stored_weight_bytes)
     assert weights.computed_bytes == LLAMA_3_1_8B_TOTAL_SIZE
     assert not weights.differs
+
+
+def test_a_quantised_checkpoint_is_compared_with_its_stored_bytes_not_bf16(hub):
+    """Before: params x 2 bytes for gpt-oss-20b (MXFP4 experts) was a false 'differs'."""
+    model = hub_model_read(ref=parse_hub_ref("test-org/gpt-oss-20b-copy"))
+    arch = bundled_models()["gpt-oss-20b"].architecture()
+    weights = stored_weights_compare(arch, model.config, model.stored_weight_bytes)
+    assert weights.stored_bytes == GPT_OSS_20B_TOTAL_SIZE
+    assert weights.computed_bytes == GPT_OSS_20B_TOTAL_SIZE
+    assert not weights.differs
+    assert "mxfp4" in weights.computed_as
 
 
 def test_a_model_without_a_weight_index_has_no_stored_size(hub):
