@@ -17,7 +17,7 @@ from rest_framework import serializers
 
 from advisor.api.serializers import MAX_CONFIG_BYTES, SizingRequestSerializer
 from advisor.domain.sizing.models import bundled_models
-from advisor.domain.sizing.workload import Workload
+from advisor.domain.sizing.workload import DEFAULT_CONTEXT_TOKENS, Workload
 
 SOURCES = (
     ("model", "Bundled model"),
@@ -49,6 +49,7 @@ CHOICE_LABELS: dict[str, dict[str, str]] = {
         "int4": "INT4 GPTQ/AWQ (½ byte)",
     },
     "kv_dtype": {
+        "": "As the weights (BF16 for FP8/INT8/INT4)",
         "fp32": "FP32 (4 bytes)",
         "bf16": "BF16 (2 bytes)",
         "fp16": "FP16 (2 bytes)",
@@ -206,7 +207,14 @@ class SizingForm(forms.Form):
         "select",
         help_text="Serving: stored weights. Training: compute precision.",
     )
-    context_tokens = PageField("Context length", unit="tokens", help_text="Prompt + output.")
+    context_tokens = PageField(
+        "Context length",
+        unit="tokens",
+        help_text=(
+            f"Prompt + output. Empty: {DEFAULT_CONTEXT_TOKENS:,}, or the model's positions "
+            "when fewer."
+        ),
+    )
     batch_size = PageField(
         "Batch size",
         unit="sequences",

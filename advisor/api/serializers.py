@@ -112,11 +112,20 @@ class SizingRequestSerializer(serializers.Serializer):
     task = serializers.ChoiceField(choices=_choices(Task), default=Task.INFERENCE.value)
     weight_dtype = serializers.ChoiceField(choices=_choices(Dtype), default=Dtype.BF16.value)
     kv_dtype = serializers.ChoiceField(
-        choices=[(d, d) for d in ("fp32", "bf16", "fp16", "fp8")], default=Dtype.BF16.value
+        choices=[(d, d) for d in ("fp32", "bf16", "fp16", "fp8")],
+        required=False,
+        allow_null=True,
+        help_text="Empty: the weights' dtype (bf16 for fp8, int8 and int4 weights).",
     )
     batch_size = serializers.IntegerField(default=1, min_value=1, max_value=4096)
     context_tokens = serializers.IntegerField(
-        default=DEFAULT_CONTEXT_TOKENS, min_value=1, max_value=2_000_000
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=2_000_000,
+        help_text=(
+            f"Empty: {DEFAULT_CONTEXT_TOKENS:,} tokens, or the model's positions when fewer."
+        ),
     )
     output_tokens = serializers.IntegerField(default=256, min_value=0, max_value=1_000_000)
     concurrent_users = serializers.IntegerField(
@@ -216,16 +225,14 @@ class SizingRequestSerializer(serializers.Serializer):
         batch = attrs["batch_size"]
         if attrs.get("concurrent_users"):
             batch = attrs["concurrent_users"]
-            notes.append(f"{batch} concurrent users, each with {attrs['context_tokens']:,} tokens")
+            notes.append(f"{batch} concurrent users, each with one sequence of the context")
         workload = Workload(
             architecture=architecture,
             task=Task(attrs["task"]),
             weight_dtype=Dtype(attrs["weight_dtype"]),
-            # A quantised checkpoint is served as stored unless weight_dtype is given.
-            weights_as_stored="weight_dtype" not in self.initial_data,
-            kv_dtype=Dtype(attrs["kv_dtype"]),
+            kv_dtype=Dtype(attrs["kv_dtype"]) if attrs.get("kv_dtype") else None,
             batch_size=batch,
-            context_tokens=attrs["context_tokens"],
+            context_tokens=attrs.get("context_tokens"),
             output_tokens=0 if architecture.encoder_only else attrs["output_tokens"],
             optimizer=Optimizer(attrs["optimizer"]),
             gradient_checkpointing=attrs["gradient_checkpointing"],

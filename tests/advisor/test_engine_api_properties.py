@@ -138,10 +138,12 @@ def test_an_uploaded_config_with_junk_values_gets_200_or_400(api, config):
 @pytest.mark.parametrize(
     "body",
     [
-        {"params": 10**12, "hidden_size": 64},
+        # 255 heads of 64 (hidden size 16,320): no 8-way split. (It was hidden size 64 alone:
+        # one head and 20 million derived layers, a shape refused now.)
+        {"params": 10**12, "num_layers": 313, "hidden_size": 16_320},
         {"model": "gpt2", "context_tokens": 2_000_000, "concurrent_users": 4096},
     ],
-    ids=["1T-params-one-head", "gpt2-2M-context-4096-users"],
+    ids=["1T-params-255-heads", "gpt2-2M-context-4096-users"],
 )
 def test_a_model_too_big_for_8_gpus_whose_heads_do_not_split_8_ways_gets_200(api, body):
     _post(api, body)

@@ -14,9 +14,15 @@ from hypothesis import strategies as st
 from advisor.domain.devices import Device, Offer
 from advisor.domain.sizing.architecture import architecture_from_params
 from advisor.domain.sizing.models import bundled_models
-from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.recommend import GPU_COUNTS, rank_candidates, recommend
-from advisor.domain.sizing.workload import LORA_TARGETS_ALL, Goal, Optimizer, Task, Workload
+from advisor.domain.sizing.workload import (
+    LORA_TARGETS_ALL,
+    WEIGHT_DTYPES_BY_TASK,
+    Goal,
+    Optimizer,
+    Task,
+    Workload,
+)
 from tests.advisor.devices import made_up_device
 from tests.advisor.strategies import ENGINE, KV_DTYPES
 
@@ -109,7 +115,6 @@ REJECTION_REASONS = (
     re.compile(r"^tensor parallel \d+ does not divide \d+ GPUs$"),
     re.compile(r"^\d+ attention heads do not split over \d+ GPUs$"),
 )
-TRAINING_WEIGHT_DTYPES = [Dtype.FP32, Dtype.BF16, Dtype.FP16, Dtype.FP8]
 
 
 ANY_TASK = st.sampled_from(Task)
@@ -132,7 +137,8 @@ def workloads(draw, tasks=ANY_TASK, slugs=ANY_BUNDLED_MODEL):
     return Workload(
         architecture=arch,
         task=task,
-        weight_dtype=draw(st.sampled_from(TRAINING_WEIGHT_DTYPES if task.trains else list(Dtype))),
+        # What each task runs with (QLoRA in fp32, full fine-tuning in fp8 are refused now).
+        weight_dtype=draw(st.sampled_from(WEIGHT_DTYPES_BY_TASK[task])),
         kv_dtype=draw(st.sampled_from(KV_DTYPES)),
         batch_size=draw(st.integers(1, 256)),
         context_tokens=context_tokens,
@@ -192,9 +198,11 @@ def test_recommend_never_crashes_and_every_candidate_fits_or_says_why(workload):
     event(f"fits somewhere: {fits}")
 
 
-# 1T parameters at hidden size 64: one attention head (as POST {"params": 10**12,
-# "hidden_size": 64} builds it), so no tensor-parallel split and 2 TB on one GPU.
-ONE_HEAD_1T = architecture_from_params(10**12, hidden_size=64)
+# 1T parameters with one attention head, so no tensor-parallel split and 2 TB on one GPU. (It
+# was hidden size 64 and 20 million derived layers; that shape is refused now.)
+ONE_HEAD_1T = architecture_from_params(
+    10**12, num_layers=310, hidden_size=16_384, num_attention_heads=1
+)
 
 
 def test_recommend_more_gpus_remedy_when_no_8_gpu_candidate_is_memory_bound():

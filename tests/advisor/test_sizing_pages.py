@@ -46,7 +46,9 @@ def test_the_form_renders_with_the_serializer_defaults(client):
     assert 'name="csrfmiddlewaretoken"' in html
     assert 'id="id_model" name="model" value="llama-3.1-8b"' in html
     assert '<option value="llama-3.1-70b" label="Llama 3.1 70B"></option>' in html
-    assert 'id="id_context_tokens" name="context_tokens" value="4096"' in html
+    # Empty: the model decides (4,096, or its positions when fewer); it showed 4096 before.
+    assert 'id="id_context_tokens" name="context_tokens" value=""' in html
+    assert '<option value="" selected>As the weights (BF16 for FP8/INT8/INT4)</option>' in html
     assert 'id="id_output_tokens" name="output_tokens" value="256"' in html
     assert '<option value="" selected>Auto (smallest fitting)</option>' in html
     assert '<option value="inference" selected>' in html
@@ -129,13 +131,15 @@ def test_a_posted_bundled_model_redirects_to_its_shareable_url(client):
             "source": "model",
             "model": "llama-3.1-70b",
             "task": "qlora",
-            "context_tokens": "4096",
+            "context_tokens": "",
             "output_tokens": "256",
             "gradient_checkpointing": "true",
             "config": "",
         },
     )
     assert response.status_code == 303
+    # (An explicit context_tokens of 4096 is kept in the URL now: the default depends on the
+    # model, 4,096 being only the default for long-context ones.)
     assert response["Location"] == "/size/?model=llama-3.1-70b&task=qlora#results"
     assert client.get(response["Location"]).status_code == 200
 

@@ -1,10 +1,14 @@
-"""What a team wants to run: the model, the task and its settings, with visible defaults."""
+"""What a team wants to run: the model, the task and its settings, with visible defaults.
+
+Defaults that depend on the model or on another setting (the KV-cache dtype, the context) are
+derived when the workload is made and stated in its notes; combinations no training stack runs
+are refused by validate(), naming the setting that would run.
+"""
 
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from advisor.domain.sizing.architecture import ModelArchitecture
-from advisor.domain.sizing.architecture.model import StoredWeights
 from advisor.domain.sizing.precision import Dtype
 
 
@@ -39,9 +43,56 @@ class Goal(StrEnum):
 
 LORA_TARGETS_ALL = ("all",)
 
-DEFAULT_CONTEXT_TOKENS = 4096
+DEFAULT_CONTEXT_TOKENS = 4096  # or the model's positions, when it has fewer
 DEFAULT_FINE_TUNE_TOKENS = 100_000_000
 CHINCHILLA_TOKENS_PER_PARAM = 20
+
+# The weight dtypes each task runs with in mainstream stacks (PyTorch AMP, PEFT, bitsandbytes,
+# DeepSpeed, Megatron-LM / Transformer Engine). For training, weight_dtype is the compute
+# precision; QLoRA's base is NF4 whatever it says, so there it is the compute dtype only.
+WEIGHT_DTYPES_BY_TASK: dict[Task, tuple[Dtype, ...]] = {
+    Task.INFERENCE: tuple(Dtype),
+    Task.LORA: (Dtype.FP32, Dtype.BF16, Dtype.FP16),
+    Task.QLORA: (Dtype.BF16, Dtype.FP16),
+    Task.FULL: (Dtype.FP32, Dtype.BF16, Dtype.FP16),
+    # FP8 pre-training: Transformer Engine's FP8 matmuls with bf16 weights and fp32 master.
+    Task.PRETRAIN: (Dtype.FP32, Dtype.BF16, Dtype.FP16, Dtype.FP8),
+}
+
+
+def default_kv_dtype(weight_dtype: Dtype) -> Dtype:
+    """The KV cache in the weights' dtype, as an engine keeps it unless told otherwise; 8- and
+    4-bit weights compute in bf16, so their cache is bf16."""
+    return Dtype.BF16 if weight_dtype in {Dtype.FP8, Dtype.INT8, Dtype.INT4} else weight_dtype
+
+
+def default_context_tokens(architecture: ModelArchitecture, output_tokens: int) -> int:
+    """4,096 tokens, or fewer for a model built for fewer: one with learned positions has room
+    for the generated tokens too (they take positions after the context)."""
+    positions = architecture.max_positions
+    if not positions:
+        return DEFAULT_CONTEXT_TOKENS
+    if architecture.absolute_positions and not architecture.encoder_only:
+        positions -= output_tokens
+    return max(1, min(DEFAULT_CONTEXT_TOKENS, positions))
+
+
+def _training_dtype_problem(task: Task, weight_dtype: Dtype) -> str:
+    if task is Task.QLORA:
+        return (
+            "QLoRA keeps the base in 4-bit NF4 and computes in bf16/fp16: weight_dtype "
+            f"{weight_dtype} is not a QLoRA setting; use bf16"
+        )
+    if weight_dtype in {Dtype.INT8, Dtype.INT4}:
+        return (
+            f"training from {weight_dtype} weights is QLoRA: choose task=qlora (with "
+            "weight_dtype bf16, its compute dtype)"
+        )
+    what = {Task.LORA: "LoRA on an", Task.FULL: "full fine-tuning in"}.get(task, task.value)
+    return (
+        f"{what} {weight_dtype} weights is not supported by mainstream stacks; use bf16 "
+        "(mixed precision)"
+    )
 
 
 @dataclass(frozen=True)
@@ -50,9 +101,12 @@ class Workload:
     task: Task = Task.INFERENCE
     # Inference
     weight_dtype: Dtype = Dtype.BF16
-    kv_dtype: Dtype = Dtype.BF16
+    # None: derived by __post_init__ (default_kv_dtype), never None afterwards.
+    kv_dtype: Dtype | None = None
     batch_size: int = 1  # sequences in flight (serving) or micro-batch per GPU (training)
-    context_tokens: int = DEFAULT_CONTEXT_TOKENS  # prompt + generated, or training sequence
+    # Prompt + generated, or the training sequence. None: derived by __post_init__
+    # (default_context_tokens), never None afterwards.
+    context_tokens: int | None = None
     output_tokens: int = 256  # generated per request, for time per request
     # Training
     optimizer: Optimizer = Optimizer.ADAMW
@@ -66,10 +120,41 @@ class Workload:
     # Choosing
     pricing_model: str = "on_demand"
     goal: Goal = Goal.CHEAPEST
-    # A quantised checkpoint (architecture.stored_weights) is served as stored unless a
-    # weight_dtype was chosen: then False, and the weights are re-cast to weight_dtype.
-    weights_as_stored: bool = True
     notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        # Derived once, here, so that every caller (API, page, `size`, tests) gets the same
+        # default and the same stated assumption; with_changes() keeps the derived values.
+        derived = []
+        if self.kv_dtype is None:
+            kv_dtype = default_kv_dtype(self.weight_dtype)
+            object.__setattr__(self, "kv_dtype", kv_dtype)
+            if self.task is Task.INFERENCE and self.architecture.has_kv_cache:
+                derived.append(
+                    f"KV cache {kv_dtype}: "
+                    + (
+                        f"the weights are {self.weight_dtype} and compute in bf16"
+                        if kv_dtype is not self.weight_dtype
+                        else "the weights' dtype"
+                    )
+                    + " (kv_dtype not given; fp8 halves the cache)"
+                )
+        if self.context_tokens is None:
+            context = default_context_tokens(self.architecture, self.output_tokens)
+            object.__setattr__(self, "context_tokens", context)
+            positions = self.architecture.max_positions
+            if context < DEFAULT_CONTEXT_TOKENS and positions:
+                room = f"{positions:,} positions"
+                if context < positions:
+                    room += f" less the {self.output_tokens:,} generated tokens"
+                derived.append(
+                    f"context {context:,} tokens: {self.architecture.name} has {room} "
+                    f"(context_tokens not given; the default is {DEFAULT_CONTEXT_TOKENS:,})"
+                )
+            else:
+                derived.append(f"context {context:,} tokens (context_tokens not given)")
+        if derived:
+            object.__setattr__(self, "notes", (*derived, *self.notes))
 
     @property
     def tokens_to_train(self) -> int:
@@ -79,17 +164,7 @@ class Workload:
             return CHINCHILLA_TOKENS_PER_PARAM * self.architecture.params_total
         return DEFAULT_FINE_TUNE_TOKENS
 
-    @property
-    def stored_weights(self) -> StoredWeights | None:
-        """The checkpoint's stored weights when inference serves them as stored."""
-        if self.task is not Task.INFERENCE or not self.weights_as_stored:
-            return None
-        return self.architecture.stored_weights
-
     def with_changes(self, **changes: object) -> "Workload":
-        # Choosing a weight dtype overrides the checkpoint's stored precision.
-        if "weight_dtype" in changes:
-            changes.setdefault("weights_as_stored", False)
         return replace(self, **changes)
 
     def validate(self) -> None:
@@ -100,16 +175,8 @@ class Workload:
             raise ValueError("zero_stage must be 0, 1, 2 or 3")
         if self.task is Task.INFERENCE and arch.encoder_only and self.output_tokens:
             raise ValueError(f"{arch.name} is encoder-only: it does not generate tokens")
-        if (
-            self.task.trains
-            and self.task is not Task.QLORA
-            and self.weight_dtype
-            in {
-                Dtype.INT8,
-                Dtype.INT4,
-            }
-        ):
-            raise ValueError("training from int8/int4 weights is QLoRA: choose task=qlora")
+        if self.weight_dtype not in WEIGHT_DTYPES_BY_TASK[self.task]:
+            raise ValueError(_training_dtype_problem(self.task, self.weight_dtype))
         if arch.absolute_positions and arch.max_positions:
             longest = self.context_tokens + (0 if arch.encoder_only else self.output_tokens)
             if longest > arch.max_positions:

@@ -21,6 +21,9 @@ from advisor.domain.sizing.architecture.parts import (
 )
 
 LAYER_KINDS = frozenset({"sliding_attention", "full_attention"})
+# The published config.json repeats num_experts_per_tok as experts_per_token, which
+# transformers' GptOssConfig does not read (see known_fields).
+KNOWN_FIELDS = frozenset({"experts_per_token"})
 
 
 def windowed_layers(config: Mapping[str, Any], layers: int) -> int:

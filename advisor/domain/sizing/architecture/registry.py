@@ -3,6 +3,8 @@
 A family is one module with a `read(config, name)` function and one line in READERS; a
 model_type not listed is refused by name, with the list of those that are."""
 
+import dataclasses
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,8 +27,13 @@ from advisor.domain.sizing.architecture import (
     t5,
 )
 from advisor.domain.sizing.architecture.fields import MAX_PARAMS_TOTAL, shown
+from advisor.domain.sizing.architecture.known_fields import (
+    ReadRecorder,
+    declared_fields,
+    ignored_fields_note,
+    unknown_fields_check,
+)
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
-from advisor.domain.sizing.architecture.quantization import with_stored_weights
 
 Reader = Callable[[Mapping[str, Any], str], ModelArchitecture]
 
@@ -75,12 +82,23 @@ def architecture_from_config(config: Mapping[str, Any], name: str = "") -> Model
         raise UnsupportedArchitecture(
             f"model_type={shown(model_type)} is not supported (supported: {supported})"
         )
+    if config.get("quantization_config"):
+        raise UnsupportedArchitecture(
+            "quantization_config: give the unquantised config and choose the weight dtype here"
+        )
     path = config.get("_name_or_path")
     reader = READERS[model_type]
-    architecture = reader(config, name or (path if isinstance(path, str) and path else model_type))
+    recorded = ReadRecorder(config)
+    architecture = reader(
+        recorded, name or (path if isinstance(path, str) and path else model_type)
+    )
+    ignored = unknown_fields_check(recorded, model_type, declared_fields(inspect.getmodule(reader)))
+    if ignored:
+        notes = (*architecture.notes, ignored_fields_note(model_type, ignored))
+        architecture = dataclasses.replace(architecture, notes=notes)
     if architecture.params_total > MAX_PARAMS_TOTAL:
         raise UnsupportedArchitecture(
             f"this config.json describes {architecture.params_total:.3g} parameters; the "
             f"largest model accepted has {MAX_PARAMS_TOTAL:,}"
         )
-    return with_stored_weights(config, architecture, reader)
+    return architecture
