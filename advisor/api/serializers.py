@@ -230,6 +230,8 @@ class SizingRequestSerializer(serializers.Serializer):
             architecture=architecture,
             task=Task(attrs["task"]),
             weight_dtype=Dtype(attrs["weight_dtype"]),
+            # A quantised checkpoint is served as stored unless weight_dtype is given.
+            weights_as_stored="weight_dtype" not in self.initial_data,
             kv_dtype=Dtype(attrs["kv_dtype"]) if attrs.get("kv_dtype") else None,
             batch_size=batch,
             context_tokens=attrs.get("context_tokens"),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from advisor.domain.sizing.architecture import ModelArchitecture
+from advisor.domain.sizing.architecture.model import StoredWeights
 from advisor.domain.sizing.precision import Dtype
 
 
@@ -120,6 +121,9 @@ class Workload:
     # Choosing
     pricing_model: str = "on_demand"
     goal: Goal = Goal.CHEAPEST
+    # A quantised checkpoint (architecture.stored_weights) is served as stored unless a
+    # weight_dtype was chosen: then False, and the weights are re-cast to weight_dtype.
+    weights_as_stored: bool = True
     notes: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
@@ -164,7 +168,17 @@ class Workload:
             return CHINCHILLA_TOKENS_PER_PARAM * self.architecture.params_total
         return DEFAULT_FINE_TUNE_TOKENS
 
+    @property
+    def stored_weights(self) -> StoredWeights | None:
+        """The checkpoint's stored weights when inference serves them as stored."""
+        if self.task is not Task.INFERENCE or not self.weights_as_stored:
+            return None
+        return self.architecture.stored_weights
+
     def with_changes(self, **changes: object) -> "Workload":
+        # Choosing a weight dtype overrides the checkpoint's stored precision.
+        if "weight_dtype" in changes:
+            changes.setdefault("weights_as_stored", False)
         return replace(self, **changes)
 
     def validate(self) -> None:

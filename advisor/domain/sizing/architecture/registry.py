@@ -34,6 +34,7 @@ from advisor.domain.sizing.architecture.known_fields import (
     unknown_fields_check,
 )
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
+from advisor.domain.sizing.architecture.quantization import with_stored_weights
 
 Reader = Callable[[Mapping[str, Any], str], ModelArchitecture]
 
@@ -82,10 +83,6 @@ def architecture_from_config(config: Mapping[str, Any], name: str = "") -> Model
         raise UnsupportedArchitecture(
             f"model_type={shown(model_type)} is not supported (supported: {supported})"
         )
-    if config.get("quantization_config"):
-        raise UnsupportedArchitecture(
-            "quantization_config: give the unquantised config and choose the weight dtype here"
-        )
     path = config.get("_name_or_path")
     reader = READERS[model_type]
     recorded = ReadRecorder(config)
@@ -101,4 +98,4 @@ def architecture_from_config(config: Mapping[str, Any], name: str = "") -> Model
             f"this config.json describes {architecture.params_total:.3g} parameters; the "
             f"largest model accepted has {MAX_PARAMS_TOTAL:,}"
         )
-    return architecture
+    return with_stored_weights(config, architecture, reader)
