@@ -141,7 +141,7 @@ class Workload:
                         if kv_dtype is not self.weight_dtype
                         else "the weights' dtype"
                     )
-                    + " (kv_dtype not given; fp8 halves the cache)"
+                    + " (kv_dtype not given: set it to size another cache)"
                 )
         if self.context_tokens is None:
             context = default_context_tokens(self.architecture, self.output_tokens)
