@@ -41,6 +41,7 @@ CHOICE_LABELS: dict[str, dict[str, str]] = {
         "pretrain": "Pre-training",
     },
     "weight_dtype": {
+        "": "As stored (BF16 unless the checkpoint is quantised)",
         "fp32": "FP32 (4 bytes)",
         "bf16": "BF16 (2 bytes)",
         "fp16": "FP16 (2 bytes)",

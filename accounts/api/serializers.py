@@ -3,6 +3,7 @@ from datetime import timedelta
 from rest_framework import serializers
 
 from accounts.models import TOKEN_LIFETIME_MAX_DAYS, ApiToken, Membership, Team
+from config.api_fields import StringField
 
 
 class TeamSerializer(serializers.ModelSerializer):
@@ -12,15 +13,6 @@ class TeamSerializer(serializers.ModelSerializer):
         model = Team
         fields = ["id", "name", "slug", "created_at", "max_token_lifetime_days"]
         read_only_fields = ["name", "slug", "created_at"]
-
-
-class StringField(serializers.CharField):
-    """A string, as the schema says: DRF's CharField would quietly turn the number 0 into "0"."""
-
-    def to_internal_value(self, data) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):

@@ -39,6 +39,7 @@ from advisor.domain.sizing.workload import (
 )
 from advisor.hub import HubError, hub_model_read
 from catalog.domain.json_depth import JsonTooDeep, json_loads_limited
+from config.api_fields import StringField
 
 MAX_CONFIG_BYTES = 256 * 1024
 
@@ -110,7 +111,15 @@ class SizingRequestSerializer(serializers.Serializer):
         required=False, allow_null=True, min_value=1, max_value=1024
     )
     task = serializers.ChoiceField(choices=_choices(Task), default=Task.INFERENCE.value)
-    weight_dtype = serializers.ChoiceField(choices=_choices(Dtype), default=Dtype.BF16.value)
+    weight_dtype = serializers.ChoiceField(
+        choices=_choices(Dtype),
+        required=False,
+        allow_null=True,
+        help_text=(
+            "Empty: as the checkpoint stores them (its quantization_config), else bf16. Given: "
+            "this precision, whatever the checkpoint stores."
+        ),
+    )
     kv_dtype = serializers.ChoiceField(
         choices=[(d, d) for d in ("fp32", "bf16", "fp16", "fp8")],
         required=False,
@@ -147,7 +156,7 @@ class SizingRequestSerializer(serializers.Serializer):
     tensor_parallel = serializers.ChoiceField(choices=[(1, 1), (2, 2), (4, 4), (8, 8)], default=1)
     lora_rank = serializers.IntegerField(default=16, min_value=1, max_value=4096)
     lora_targets = serializers.ListField(
-        child=serializers.CharField(max_length=64),
+        child=StringField(max_length=64),
         default=list(LORA_TARGETS_ALL),
         max_length=32,
         allow_empty=False,
@@ -229,9 +238,9 @@ class SizingRequestSerializer(serializers.Serializer):
         workload = Workload(
             architecture=architecture,
             task=Task(attrs["task"]),
-            weight_dtype=Dtype(attrs["weight_dtype"]),
+            weight_dtype=Dtype(attrs.get("weight_dtype") or Dtype.BF16.value),
             # A quantised checkpoint is served as stored unless weight_dtype is given.
-            weights_as_stored="weight_dtype" not in self.initial_data,
+            weights_as_stored=attrs.get("weight_dtype") is None,
             kv_dtype=Dtype(attrs["kv_dtype"]) if attrs.get("kv_dtype") else None,
             batch_size=batch,
             context_tokens=attrs.get("context_tokens"),

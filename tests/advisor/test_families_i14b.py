@@ -142,7 +142,6 @@ GPT_OSS_QUANTIZATION = {
 }
 
 
-@pytest.mark.xfail(strict=False, reason="accepting quantization_config is helper I14-C's change")
 def test_gpt_oss_as_published_with_its_mxfp4_quantization_config_is_counted():
     config = {**config_of("gpt-oss-20b"), "quantization_config": GPT_OSS_QUANTIZATION}
     assert (

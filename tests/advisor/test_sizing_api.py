@@ -70,6 +70,8 @@ def test_an_uploaded_config_is_sized_like_the_bundled_model(api):
         ({"config": {"model_type": "llama", "hidden_size": "wide"}}, "config"),
         ({"params": 5}, "params"),
         ({"model": "llama-3.1-8b", "task": "lora", "lora_targets": ["nope"]}, "lora_targets"),
+        # A number is not a module name (DRF's CharField used to turn 0 into "0").
+        ({"model": "llama-3.1-8b", "task": "inference", "lora_targets": [0]}, "lora_targets"),
         ({"model": "llama-3.1-8b", "task": "full", "weight_dtype": "int4"}, "task"),
     ],
 )

@@ -90,3 +90,14 @@ def test_an_unbound_form_shows_the_serializer_defaults_and_refuses_nothing():
     assert form["context_tokens"].value() == ""
     assert form["gradient_checkpointing"].value() == "true"
     assert form.model_source == "model"
+
+
+def test_the_page_sizes_a_quantised_checkpoint_as_stored_unless_a_precision_is_chosen():
+    """The page always sent its default weight precision, so gpt-oss was never sized at its
+    MXFP4 experts there while the API did: an empty choice now means "as stored"."""
+    as_stored = form_for("model=gpt-oss-20b")
+    chosen = form_for("model=gpt-oss-20b&weight_dtype=bf16")
+    assert as_stored.is_valid(), as_stored.errors
+    assert chosen.is_valid(), chosen.errors
+    assert as_stored.workload.weights_as_stored and not chosen.workload.weights_as_stored
+    assert as_stored["weight_dtype"].value() == ""

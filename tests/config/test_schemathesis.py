@@ -33,8 +33,10 @@ TIME_BUDGET_S = 120.0
 # off where a rule depends on data or on other fields, which a schema cannot state, so a
 # schema-valid request may rightly be a 400; every other check still runs there.
 RELAXED_CHECKS = {
-    # Exactly one of model, config or params; a workload must fit its architecture.
-    "v1_advice_sizing_create": ["positive_data_acceptance"],
+    # Exactly one of model, config or params; a workload must fit its architecture. And the
+    # same operation takes form posts (the sizing page's fields), so DRF's deliberate
+    # coercions stay: 0/1 for a boolean, "16" for a number.
+    "v1_advice_sizing_create": ["positive_data_acceptance", "negative_data_rejection"],
     # `gpu` and `provider` take keys that exist in the catalogue.
     "v1_offers_list": ["positive_data_acceptance"],
     # A new token may not outlive the token that creates it, nor the team's lifetime policy.
