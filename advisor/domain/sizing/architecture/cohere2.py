@@ -16,9 +16,9 @@ from advisor.domain.sizing.architecture.gpt_oss import LAYER_KINDS
 from advisor.domain.sizing.architecture.model import ModelArchitecture
 from advisor.domain.sizing.architecture.parts import (
     assemble,
+    attention_groups,
     embeddings,
     gated_mlp_groups,
-    layer_groups,
     max_positions,
     trunk,
 )
@@ -54,13 +54,6 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         num_kv_heads=kv,
         sliding_window=window,
         sliding_window_layers=windowed_layers(config, layers) if window else 0,
-        lora_groups=layer_groups(
-            layers,
-            ("q_proj", h, q_dim),
-            ("k_proj", h, kv_dim),
-            ("v_proj", h, kv_dim),
-            ("o_proj", q_dim, h),
-        )
-        + gated_mlp_groups(h, inter, layers),
+        lora_groups=attention_groups(layers, h, q_dim, kv_dim) + gated_mlp_groups(h, inter, layers),
         max_positions=max_positions(config),
     )

@@ -14,10 +14,10 @@ from advisor.domain.sizing.architecture.model import ModelArchitecture, Unsuppor
 from advisor.domain.sizing.architecture.parts import (
     Trunk,
     assemble,
+    attention_groups,
     embeddings,
     experts_per_token,
     gated_mlp_groups,
-    layer_groups,
     max_positions,
 )
 
@@ -133,13 +133,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         sliding_window=window,
         sliding_window_layers=windowed_layers,
         largest_layer_params=max(embedding.input, mlp.experts * mlp.expert),
-        lora_groups=layer_groups(
-            layers,
-            ("q_proj", h, q_dim),
-            ("k_proj", h, kv_dim),
-            ("v_proj", h, kv_dim),
-            ("o_proj", q_dim, h),
-        )
+        lora_groups=attention_groups(layers, h, q_dim, kv_dim)
         + gated_mlp_groups(h, inter, layers * max(mlp.experts, 1)),
         params_routed_experts=layers * mlp.experts * mlp.expert,
         routed_fraction_per_token=mlp.per_token / mlp.experts if mlp.experts else 1.0,

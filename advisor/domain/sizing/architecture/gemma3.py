@@ -24,9 +24,9 @@ from advisor.domain.sizing.architecture.model import ModelArchitecture, Unsuppor
 from advisor.domain.sizing.architecture.parts import (
     Trunk,
     assemble,
+    attention_groups,
     embeddings,
     gated_mlp_groups,
-    layer_groups,
 )
 
 WINDOW_KINDS = frozenset({"full_attention", "sliding_attention"})
@@ -77,14 +77,7 @@ def read_text(config: Mapping[str, Any], name: str, family: str) -> ModelArchite
         num_kv_heads=kv,
         sliding_window=window,
         sliding_window_layers=windowed,
-        lora_groups=layer_groups(
-            layers,
-            ("q_proj", h, q_dim),
-            ("k_proj", h, kv_dim),
-            ("v_proj", h, kv_dim),
-            ("o_proj", q_dim, h),
-        )
-        + gated_mlp_groups(h, inter, layers),
+        lora_groups=attention_groups(layers, h, q_dim, kv_dim) + gated_mlp_groups(h, inter, layers),
         max_positions=optional_int(config, "max_position_embeddings", DEFAULT_MAX_POSITIONS),
         notes=(
             f"{windowed} of {layers} layers attend within a {window:,}-token sliding window "

@@ -13,10 +13,10 @@ from advisor.domain.sizing.architecture.fields import flag, optional_int, positi
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
 from advisor.domain.sizing.architecture.parts import (
     assemble,
+    attention_groups,
     embeddings,
     experts_per_token,
     gated_mlp_groups,
-    layer_groups,
     max_positions,
     trunk,
 )
@@ -63,13 +63,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         kv_dim=kv_dim,
         num_kv_heads=kv,
         largest_layer_params=max(embedding.input, routed * expert if moe_layers else 0),
-        lora_groups=layer_groups(
-            layers,
-            ("q_proj", h, q_dim),
-            ("k_proj", h, kv_dim),
-            ("v_proj", h, kv_dim),
-            ("o_proj", q_dim, h),
-        )
+        lora_groups=attention_groups(layers, h, q_dim, kv_dim)
         + gated_mlp_groups(h, moe_inter, moe_layers * routed),
         params_routed_experts=moe_layers * routed * expert,
         routed_fraction_per_token=top_k / routed,

@@ -12,10 +12,10 @@ from advisor.domain.sizing.architecture.fields import flag, layer_kinds, optiona
 from advisor.domain.sizing.architecture.model import ModelArchitecture
 from advisor.domain.sizing.architecture.parts import (
     assemble,
+    attention_groups,
     embeddings,
     experts_per_token,
     gated_mlp_groups,
-    layer_groups,
     max_positions,
     trunk,
 )
@@ -64,13 +64,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         sliding_window=window,
         sliding_window_layers=windowed_layers(config, layers) if window else 0,
         largest_layer_params=max(embedding.input, experts * expert),
-        lora_groups=layer_groups(
-            layers,
-            ("q_proj", h, q_dim),
-            ("k_proj", h, kv_dim),
-            ("v_proj", h, kv_dim),
-            ("o_proj", q_dim, h),
-        )
+        lora_groups=attention_groups(layers, h, q_dim, kv_dim)
         + gated_mlp_groups(h, inter, layers * experts),
         params_routed_experts=layers * experts * expert,
         routed_fraction_per_token=per_token / experts,

@@ -26,10 +26,10 @@ from advisor.domain.sizing.architecture.fields import (
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
 from advisor.domain.sizing.architecture.parts import (
     assemble,
+    attention_groups,
     embeddings,
     experts_per_token,
     gated_mlp_groups,
-    layer_groups,
     max_positions,
     trunk,
 )
@@ -99,13 +99,7 @@ def read_text(config: Mapping[str, Any], name: str, family: str) -> ModelArchite
         sliding_window=chunk,
         sliding_window_layers=chunked,
         largest_layer_params=max(embedding.input, experts * expert),
-        lora_groups=layer_groups(
-            layers,
-            ("q_proj", h, q_dim),
-            ("k_proj", h, kv_dim),
-            ("v_proj", h, kv_dim),
-            ("o_proj", q_dim, h),
-        )
+        lora_groups=attention_groups(layers, h, q_dim, kv_dim)
         + gated_mlp_groups(h, inter, moe_layers * experts),
         params_routed_experts=moe_layers * experts * expert,
         routed_fraction_per_token=per_token / experts,

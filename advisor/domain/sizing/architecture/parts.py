@@ -75,6 +75,17 @@ def layer_groups(count: int, *shapes: tuple[str, int, int]) -> tuple[LinearGroup
     return tuple(LinearGroup(name, in_features, out, count) for name, in_features, out in shapes)
 
 
+def attention_groups(count: int, hidden: int, q_dim: int, kv_dim: int) -> tuple[LinearGroup, ...]:
+    """LoRA targets of separate q/k/v/o projections, `count` layers of them."""
+    return layer_groups(
+        count,
+        ("q_proj", hidden, q_dim),
+        ("k_proj", hidden, kv_dim),
+        ("v_proj", hidden, kv_dim),
+        ("o_proj", q_dim, hidden),
+    )
+
+
 def block_groups(
     shape: Trunk, inter: int, attention: tuple[tuple[str, int], ...], mlp: tuple[str, str]
 ) -> tuple[LinearGroup, ...]:

@@ -19,10 +19,10 @@ from advisor.domain.sizing.architecture.model import ModelArchitecture, Unsuppor
 from advisor.domain.sizing.architecture.parts import (
     Trunk,
     assemble,
+    attention_groups,
     embeddings,
     experts_per_token,
     gated_mlp_groups,
-    layer_groups,
     max_positions,
     trunk,
 )
@@ -120,13 +120,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         sliding_window=window,
         sliding_window_layers=windowed,
         largest_layer_params=max(embedding.input, moe.experts * moe.expert),
-        lora_groups=layer_groups(
-            layers,
-            ("q_proj", h, q_dim),
-            ("k_proj", h, kv_dim),
-            ("v_proj", h, kv_dim),
-            ("o_proj", q_dim, h),
-        )
+        lora_groups=attention_groups(layers, h, q_dim, kv_dim)
         + gated_mlp_groups(h, inter, moe.moe_layers * moe.experts),
         params_routed_experts=moe.moe_layers * moe.experts * moe.expert,
         routed_fraction_per_token=moe.per_token / moe.experts,

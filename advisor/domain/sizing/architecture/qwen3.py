@@ -11,9 +11,9 @@ from advisor.domain.sizing.architecture.fields import flag, optional_int, positi
 from advisor.domain.sizing.architecture.model import ModelArchitecture
 from advisor.domain.sizing.architecture.parts import (
     assemble,
+    attention_groups,
     embeddings,
     gated_mlp_groups,
-    layer_groups,
     max_positions,
     trunk,
 )
@@ -53,13 +53,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         sliding_window=window,
         sliding_window_layers=windowed,
         largest_layer_params=max(embedding.input, moe.experts * moe.expert),
-        lora_groups=layer_groups(
-            layers,
-            ("q_proj", h, q_dim),
-            ("k_proj", h, kv_dim),
-            ("v_proj", h, kv_dim),
-            ("o_proj", q_dim, h),
-        )
+        lora_groups=attention_groups(layers, h, q_dim, kv_dim)
         + gated_mlp_groups(h, moe.expert_inter, routed or layers),
         params_routed_experts=routed * moe.expert,
         routed_fraction_per_token=moe.per_token / moe.experts if moe.experts else 1.0,
