@@ -1,0 +1,48 @@
+"""The bundled models added for issue 14's list of 25 (DeepSeek-R1 distills, ...): counts equal
+the meta-device references exactly, and the totals equal the Hub's safetensors parameter counts.
+
+Before these configs were bundled, `bundled_models()` had no entry for these slugs (KeyError).
+The references (tests/fixtures/model_references.json) come from
+tests/fixtures/meta_device_counts.py (transformers on PyTorch's meta device)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor.domain.sizing.architecture import architecture_from_config
+from advisor.domain.sizing.models import MODELS_DIR, bundled_models
+
+REFERENCES = json.loads(
+    (Path(__file__).resolve().parents[1] / "fixtures" / "model_references.json").read_text()
+)
+# The Hub's `safetensors.total` for each repository, as its model API reports it.
+SAFETENSORS_TOTALS = {
+    "deepseek-r1-distill-qwen-32b": 32_763_876_352,
+}
+SLUGS = tuple(SAFETENSORS_TOTALS)
+
+
+def bundled_config(slug: str) -> dict:
+    return json.loads((MODELS_DIR / f"{slug}.json").read_text())
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_counts_equal_the_meta_device_references_exactly(slug):
+    expected = REFERENCES[slug]
+    arch = architecture_from_config(bundled_config(slug))
+    assert arch.params_total == expected["total_params"]
+    assert arch.params_active == expected["active_params"]
+    assert arch.kv_bytes_per_token(2) == expected["kv_bytes_per_token_bf16"]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_totals_equal_the_hub_safetensors_counts(slug):
+    assert architecture_from_config(bundled_config(slug)).params_total == SAFETENSORS_TOTALS[slug]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_bundled_with_an_index_entry_naming_its_hub_id_and_source(slug):
+    model = bundled_models()[slug]
+    assert model.source_url == f"https://huggingface.co/{model.hf_id}/blob/main/config.json"
+    assert model.architecture().params_total == REFERENCES[slug]["total_params"]
