@@ -18,10 +18,11 @@ from advisor.domain.sizing.architecture import (
     architecture_from_config,
 )
 from advisor.domain.sizing.architecture.quantization import MXFP4_BITS
+from advisor.domain.sizing.assumptions import assumptions
 from advisor.domain.sizing.memory import Parallelism, memory_per_gpu
 from advisor.domain.sizing.models import MODELS_DIR
 from advisor.domain.sizing.precision import Dtype
-from advisor.domain.sizing.recommend import _remedy_variants, assumptions
+from advisor.domain.sizing.recommend import _remedy_variants
 from advisor.domain.sizing.speed import _weight_bytes_read
 from advisor.domain.sizing.workload import Task, Workload
 

@@ -1,0 +1,80 @@
+"""What every sizing answer assumes, in words a person can check: the engine's constants and
+the workload's settings, each figure named where it is defined."""
+
+from advisor.domain.sizing.memory import (
+    ALLOCATOR_HEADROOM_FRACTION,
+    COLLECTIVE_BUFFER_BYTES,
+    CUDA_CONTEXT_BYTES,
+    GIB,
+    PREFILL_CHUNK_TOKENS,
+    USABLE_FRACTION,
+    trainable_params,
+)
+from advisor.domain.sizing.speed import (
+    DECODE_BANDWIDTH_EFFICIENCY,
+    INFERENCE_COMPUTE_EFFICIENCY,
+    TRAINING_MFU,
+)
+from advisor.domain.sizing.workload import Task, Workload
+
+
+def assumptions(workload: Workload) -> list[str]:
+    arch = workload.architecture
+    items = [
+        f"usable memory = {USABLE_FRACTION:.0%} of the datasheet capacity (an H100's 80 GiB shows "
+        "as 79.2 GiB to CUDA); memory in GiB (2^30 bytes)",
+        f"runtime overhead: {CUDA_CONTEXT_BYTES / GIB:.2f} GiB CUDA context per GPU, plus "
+        f"{COLLECTIVE_BUFFER_BYTES / GIB:.1f} GiB of NCCL buffers when GPUs communicate",
+        f"allocator headroom: {ALLOCATOR_HEADROOM_FRACTION:.0%} over what is allocated while "
+        "running (activations, KV cache, gradients, optimizer states), not the weights",
+        f"parameters: {arch.params_total:,} total, {arch.params_active:,} active per token",
+    ]
+    items.extend(arch.notes)
+    if arch.max_positions and workload.context_tokens > arch.max_positions:
+        items.append(
+            f"context of {workload.context_tokens:,} tokens is beyond the "
+            f"{arch.max_positions:,} the model was configured for: it needs context extension "
+            "(RoPE scaling), and quality there is not guaranteed"
+        )
+    items.extend(workload.notes)
+    if workload.task is Task.INFERENCE:
+        if workload.stored_weights:
+            items.append(f"{workload.stored_weights.summary}; KV cache {workload.kv_dtype}")
+        else:
+            items.append(
+                f"weights {workload.weight_dtype}, KV cache {workload.kv_dtype}; quantised "
+                "formats keep embeddings and the output head in 16-bit"
+            )
+        if arch.stored_weights and not workload.stored_weights:
+            items.append(
+                f"weights {workload.weight_dtype} as chosen (weight_dtype): this overrides the "
+                f"checkpoint's stored precision ({arch.stored_weights.method} quantization_config)"
+            )
+        items += [
+            f"{workload.batch_size} sequence(s) of {workload.context_tokens:,} tokens, "
+            f"{workload.output_tokens:,} generated per request",
+            f"activations: a prefill chunk of up to {PREFILL_CHUNK_TOKENS:,} tokens",
+            "decode: bytes read per step (weights + KV) over bandwidth at "
+            f"{DECODE_BANDWIDTH_EFFICIENCY.low:.0%}/{DECODE_BANDWIDTH_EFFICIENCY.expected:.0%}/"
+            f"{DECODE_BANDWIDTH_EFFICIENCY.high:.0%} of the roofline, or compute at "
+            f"{INFERENCE_COMPUTE_EFFICIENCY.low:.0%}-{INFERENCE_COMPUTE_EFFICIENCY.high:.0%} "
+            "of dense peak, whichever is slower",
+        ]
+    else:
+        items += [
+            f"training {workload.task}: {trainable_params(workload):,} trained parameters, "
+            f"optimizer {workload.optimizer}, precision {workload.weight_dtype}",
+            f"micro-batch {workload.batch_size} × {workload.context_tokens:,} tokens per GPU; "
+            f"gradient checkpointing {'on' if workload.gradient_checkpointing else 'off'}; "
+            f"flash attention {'on' if workload.flash_attention else 'off'}",
+            f"time: FLOPs over dense peak × MFU {TRAINING_MFU.low:.0%}/"
+            f"{TRAINING_MFU.expected:.0%}/{TRAINING_MFU.high:.0%} "
+            f"for {workload.tokens_to_train:,} training tokens",
+        ]
+        if workload.task.adapters:
+            items.append(
+                f"LoRA rank {workload.lora_rank} on "
+                f"{', '.join(workload.lora_targets)} linear layers"
+            )
+    items.append(f"prices: {workload.pricing_model.replace('_', '-')}, cheapest offer per instance")
+    return items
