@@ -1,5 +1,6 @@
-"""The bundled models added for issue 14's list of 25 (DeepSeek-R1 distills, ...): counts equal
-the meta-device references exactly, and the totals equal the Hub's safetensors parameter counts.
+"""The bundled models added for issue 14's list of 25 (Llama 3.3 70B, DeepSeek-R1 distills):
+counts equal the meta-device references exactly, and the totals equal the published safetensors
+parameter counts.
 
 Before these configs were bundled, `bundled_models()` had no entry for these slugs (KeyError).
 The references (tests/fixtures/model_references.json) come from
@@ -16,9 +17,10 @@ from advisor.domain.sizing.models import MODELS_DIR, bundled_models
 REFERENCES = json.loads(
     (Path(__file__).resolve().parents[1] / "fixtures" / "model_references.json").read_text()
 )
-# The Hub's `safetensors.total` for each repository, as its model API reports it.
+# Each repository's safetensors parameter count, as published (the sources are in index.json).
 SAFETENSORS_TOTALS = {
     "deepseek-r1-distill-qwen-32b": 32_763_876_352,
+    "llama-3.3-70b": 70_553_706_496,
 }
 SLUGS = tuple(SAFETENSORS_TOTALS)
 
