@@ -21,6 +21,7 @@ REFERENCES = json.loads(
 SAFETENSORS_TOTALS = {
     "deepseek-r1-distill-qwen-32b": 32_763_876_352,
     "llama-3.3-70b": 70_553_706_496,
+    "deepseek-r1-distill-llama-70b": 70_553_706_496,
 }
 SLUGS = tuple(SAFETENSORS_TOTALS)
 
