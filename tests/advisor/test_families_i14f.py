@@ -1,6 +1,6 @@
-"""The bundled models added for issue 14's list of 25 (Llama 3.3 70B, DeepSeek-R1 distills):
-counts equal the meta-device references exactly, and the totals equal the published safetensors
-parameter counts.
+"""The bundled models added for issue 14's list of 25 (Llama 3.3 70B, DeepSeek-R1 distills,
+Granite 3.1 MoE): counts equal the meta-device references exactly, and the totals equal the
+published parameter counts.
 
 Before these configs were bundled, `bundled_models()` had no entry for these slugs (KeyError).
 The references (tests/fixtures/model_references.json) come from
@@ -17,13 +17,14 @@ from advisor.domain.sizing.models import MODELS_DIR, bundled_models
 REFERENCES = json.loads(
     (Path(__file__).resolve().parents[1] / "fixtures" / "model_references.json").read_text()
 )
-# Each repository's safetensors parameter count, as published (the sources are in index.json).
-SAFETENSORS_TOTALS = {
+# Each checkpoint's parameter count as published (its source is in the model's index.json entry).
+PUBLISHED_TOTALS = {
     "deepseek-r1-distill-qwen-32b": 32_763_876_352,
     "llama-3.3-70b": 70_553_706_496,
     "deepseek-r1-distill-llama-70b": 70_553_706_496,
+    "granite-3.1-3b-a800m": 3_298_793_472,
 }
-SLUGS = tuple(SAFETENSORS_TOTALS)
+SLUGS = tuple(PUBLISHED_TOTALS)
 
 
 def bundled_config(slug: str) -> dict:
@@ -40,8 +41,8 @@ def test_counts_equal_the_meta_device_references_exactly(slug):
 
 
 @pytest.mark.parametrize("slug", SLUGS)
-def test_totals_equal_the_hub_safetensors_counts(slug):
-    assert architecture_from_config(bundled_config(slug)).params_total == SAFETENSORS_TOTALS[slug]
+def test_totals_equal_the_published_parameter_counts(slug):
+    assert architecture_from_config(bundled_config(slug)).params_total == PUBLISHED_TOTALS[slug]
 
 
 @pytest.mark.parametrize("slug", SLUGS)
