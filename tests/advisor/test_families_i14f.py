@@ -1,6 +1,6 @@
 """The bundled models added for issue 14's list of 25 (Llama 3.3 70B, DeepSeek-R1 distills,
-Granite 3.1 MoE): counts equal the meta-device references exactly, and the totals equal the
-published parameter counts.
+Granite 3.1 MoE, Command R7B): counts equal the meta-device references exactly, and the totals
+equal the published parameter counts.
 
 Before these configs were bundled, `bundled_models()` had no entry for these slugs (KeyError).
 The references (tests/fixtures/model_references.json) come from
@@ -24,7 +24,9 @@ PUBLISHED_TOTALS = {
     "deepseek-r1-distill-llama-70b": 70_553_706_496,
     "granite-3.1-3b-a800m": 3_298_793_472,
 }
-SLUGS = tuple(PUBLISHED_TOTALS)
+# No exact published count was found for Command R7B; llama.cpp's loader reports 8.03 B.
+PUBLISHED_BILLIONS = {"command-r7b": 8.03}
+SLUGS = (*PUBLISHED_TOTALS, *PUBLISHED_BILLIONS)
 
 
 def bundled_config(slug: str) -> dict:
@@ -40,9 +42,21 @@ def test_counts_equal_the_meta_device_references_exactly(slug):
     assert arch.kv_bytes_per_token(2) == expected["kv_bytes_per_token_bf16"]
 
 
-@pytest.mark.parametrize("slug", SLUGS)
+@pytest.mark.parametrize("slug", PUBLISHED_TOTALS)
 def test_totals_equal_the_published_parameter_counts(slug):
     assert architecture_from_config(bundled_config(slug)).params_total == PUBLISHED_TOTALS[slug]
+
+
+@pytest.mark.parametrize("slug", PUBLISHED_BILLIONS)
+def test_totals_round_to_the_published_billions(slug):
+    total = architecture_from_config(bundled_config(slug)).params_total
+    assert round(total / 1e9, 2) == PUBLISHED_BILLIONS[slug]
+
+
+def test_command_r7b_windows_three_layers_in_four_and_keeps_its_8k_positions():
+    arch = architecture_from_config(bundled_config("command-r7b"))
+    assert (arch.sliding_window, arch.sliding_window_layers) == (4096, 24)
+    assert arch.max_positions == 8192
 
 
 @pytest.mark.parametrize("slug", SLUGS)
