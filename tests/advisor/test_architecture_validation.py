@@ -138,6 +138,7 @@ FIELD_HOME = {
     "image_size": "gemma-3-4b/vision_config",
     "patch_size": "gemma-3-4b/vision_config",
     "num_channels": "gemma-3-4b/vision_config",
+    "spatial_merge_size": "mistral-small-3.2-24b",
 }
 
 

@@ -71,6 +71,8 @@ FIELD_LIMITS: dict[str, int] = {
     "image_size": 1_048_576,
     "patch_size": 1_048_576,
     "num_channels": 1_024,
+    # Mistral 3's projector merges spatial_merge_size^2 patches into one token
+    "spatial_merge_size": 1_024,
 }
 # 10 trillion parameters: beyond any published model; the bound for a bare count too.
 MAX_PARAMS_TOTAL = 10**13

@@ -1,19 +1,28 @@
 """Mistral Small 3.1 / 3.2 (mistral3): a Mistral text model inside text_config, behind a
 Pixtral vision tower and a projector.
 
-Sized is the text model, which holds the weights that generate and the whole KV cache; the
-vision tower and projector (under 1B parameters for Mistral Small 3.x) are not included, and
-the notes say so."""
+The text model holds the weights that generate and the whole KV cache. The vision tower and
+the projector are added when vision_config gives their shapes (Pixtral: a patch convolution,
+pre-norm, and Llama-style layers without biases; the projector: a norm, a patch merger of
+spatial_merge_size^2 patches, and two linears into the text model's width); otherwise the
+notes say they are not included."""
 
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from advisor.domain.sizing.architecture import decoder
-from advisor.domain.sizing.architecture.fields import optional_text, sub_config
+from advisor.domain.sizing.architecture.fields import (
+    flag,
+    optional_int,
+    optional_text,
+    positive_int,
+    sub_config,
+)
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
 
 TEXT_MODEL_TYPES = ("mistral", "llama")
+PIXTRAL_PATCH_SIZE = 16
 
 
 def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
@@ -25,8 +34,60 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
             f"(supported: {', '.join(TEXT_MODEL_TYPES)})"
         )
     model = decoder.read({**text, "model_type": text_type}, name)
+    vision = (
+        pixtral_params(config, sub_config(config, "vision_config"), model.hidden_size)
+        if "vision_config" in config
+        else None
+    )
+    if vision is None:
+        return replace(
+            model,
+            family="mistral3",
+            notes=(
+                *model.notes,
+                "text model only: vision_config does not give the vision tower's shapes, so it "
+                "and the projector are not included",
+            ),
+        )
     return replace(
         model,
         family="mistral3",
-        notes=(*model.notes, "text model only: the vision tower and projector are not included"),
+        params_total=model.params_total + vision,
+        params_active=model.params_active + vision,
+        notes=(
+            *model.notes,
+            f"includes the Pixtral vision tower and projector ({vision:,} parameters, no KV "
+            "cache); the text model has the rest",
+        ),
     )
+
+
+def pixtral_params(
+    config: Mapping[str, Any], vision: Mapping[str, Any], text_hidden: int
+) -> int | None:
+    """The Pixtral tower and Mistral 3's projector, or None when vision_config lacks a shape.
+    Patch size and channels default as PixtralVisionConfig's do (16 and 3)."""
+    names = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
+    if optional_text(vision, "model_type", "pixtral") != "pixtral" or any(
+        vision.get(name) is None for name in names
+    ):
+        return None
+    vh = positive_int(vision, "hidden_size")
+    inter = positive_int(vision, "intermediate_size")
+    layers = positive_int(vision, "num_hidden_layers")
+    patch = optional_int(vision, "patch_size", PIXTRAL_PATCH_SIZE)
+    heads = positive_int(vision, "num_attention_heads")
+    q_dim = heads * optional_int(vision, "head_dim", vh // heads)
+    channels = optional_int(vision, "num_channels", 3)
+    layer = 2 * vh + 4 * vh * q_dim + 3 * vh * inter  # two norms, q/k/v/o, gated MLP
+    tower = channels * patch * patch * vh + vh + layers * layer
+    merge = optional_int(config, "spatial_merge_size", 2)
+    bias = flag(config, "multimodal_projector_bias", False)
+    projector = (
+        vh  # norm
+        + vh * merge * merge * vh  # patch merger
+        + vh * text_hidden
+        + text_hidden * text_hidden
+        + (2 * text_hidden if bias else 0)
+    )
+    return tower + projector
