@@ -1,6 +1,7 @@
 """Parameter totals against figures published outside this project (the Hub's safetensors
 counts as other public code quotes them), for the bundled models whose config.json was taken
-from a copy rather than the Hub file itself: a wrong number in such a copy shows here."""
+from a copy or assembled from quoted fields rather than the Hub file itself: a wrong number
+in such a copy shows here."""
 
 import json
 from pathlib import Path
@@ -24,6 +25,14 @@ PUBLISHED_TOTALS = {
         27_432_406_640,
         "keras-hub's medgemma_instruct_27b preset and llama.cpp's n_params for Gemma 3 27B",
     ),
+    "qwen3-4b": (
+        4_022_468_096,
+        "llama.cpp's general.parameter_count for Qwen3 4B, and Hub safetensors totals quoted "
+        "for Qwen/Qwen3-4B",
+    ),
+    "qwen3-14b": (14_768_307_200, "keras-hub's qwen3_14b_en preset; llama.cpp's n_params"),
+    "qwen1.5-moe-a2.7b": (14_315_784_192, "keras-hub's qwen1.5_moe preset"),
+    "granite-3.1-3b-a800m": (3_298_793_472, "a public model-gate log of the Hub checkpoint"),
     "mistral-small-3.2-24b": (
         24_011_361_280,
         "keras-hub's mistral3 preset (Mistral Small 3.1 24B) and manifests that pin "
