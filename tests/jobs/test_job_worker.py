@@ -49,12 +49,15 @@ def test_a_real_worker_analyses_an_uploaded_multi_rank_trace(worker, team, catal
 def test_killing_a_worker_child_mid_job_loses_nothing(worker, team):
     jobs = [submit(team, distinct_copy(DLRM[i % 8], i)) for i in range(10)]
 
-    def running_child() -> int | None:
-        job = Job.objects.filter(pk__in=[j.pk for j in jobs], status=JobStatus.RUNNING).first()
-        return int(job.worker.rsplit(":", 1)[1]) if job and job.worker else None
+    def running_child() -> tuple[int, Job] | None:
+        # Still analysing (the report is written at 95%): a job caught while its result is
+        # being saved would finish in its first attempt, and the kill would test nothing.
+        job = Job.objects.filter(
+            pk__in=[j.pk for j in jobs], status=JobStatus.RUNNING, progress_pct__lt=90
+        ).first()
+        return (int(job.worker.rsplit(":", 1)[1]), job) if job and job.worker else None
 
-    pid = wait_until(running_child, 60, 0.05)
-    victim = Job.objects.get(worker__endswith=f":{pid}", status=JobStatus.RUNNING)
+    pid, victim = wait_until(running_child, 60, 0.02)
     os.kill(pid, signal.SIGKILL)
     wait_until(lambda: all_finished(jobs), 180)
     finished = Job.objects.filter(pk__in=[j.pk for j in jobs])
