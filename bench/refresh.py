@@ -40,11 +40,11 @@ from catalog.models import Gpu, Offer, PriceHistory, PriceRefresh, Provider  # n
 from catalog.services import (  # noqa: E402
     BUNDLED_DATA_DIR,
     FetchedFeed,
-    _matcher,
     gpus_upsert,
     price_refresh,
     providers_ensure,
 )
+from catalog.services.refresh import _matcher  # noqa: E402
 from tests.catalog.feed_server import FeedServer  # noqa: E402
 
 MIRROR = ROOT / "tests" / "fixtures" / "prices" / "gpuhunt_v3_mirror"
