@@ -474,3 +474,11 @@ def test_the_report_json_is_what_the_page_shows(client):
     headline = re.search(r'<p class="headline">(.*?)</p>', html, re.S).group(1)
     assert headline.startswith(f"{best['gpu_count']}× {best['gpu_name']} on ")
     assert f"{best['memory_per_gpu_gib']:.1f} of {best['usable_per_gpu_gib']:.1f} GiB" in headline
+
+
+def test_the_answer_says_a_quantised_checkpoint_is_sized_as_stored(client):
+    """The summary said "bf16 weights" for gpt-oss while the sizing used its MXFP4 experts."""
+    as_stored = client.get("/size/", {"model": "gpt-oss-20b"}).content.decode()
+    chosen = client.get("/size/", {"model": "gpt-oss-20b", "weight_dtype": "bf16"})
+    assert "weights as stored (mxfp4)" in as_stored
+    assert "bf16 weights" in chosen.content.decode()
