@@ -3,10 +3,10 @@ from datetime import timedelta
 from rest_framework import serializers
 
 from accounts.models import TOKEN_LIFETIME_MAX_DAYS, ApiToken, Membership, Team
-from config.api_fields import StringField
+from config.api_fields import JsonTypesMixin, StringField
 
 
-class TeamSerializer(serializers.ModelSerializer):
+class TeamSerializer(JsonTypesMixin, serializers.ModelSerializer):
     """A team; its admins may change `max_token_lifetime_days` (PATCH), nothing else."""
 
     class Meta:
@@ -15,7 +15,7 @@ class TeamSerializer(serializers.ModelSerializer):
         read_only_fields = ["name", "slug", "created_at"]
 
 
-class ApiTokenSerializer(serializers.ModelSerializer):
+class ApiTokenSerializer(JsonTypesMixin, serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     name = StringField(max_length=100)
     user = serializers.CharField(source="user.username", read_only=True)
@@ -61,7 +61,7 @@ class CreatedApiTokenSerializer(ApiTokenSerializer):
         fields = [*ApiTokenSerializer.Meta.fields, "token"]
 
 
-class MembershipSerializer(serializers.ModelSerializer):
+class MembershipSerializer(JsonTypesMixin, serializers.ModelSerializer):
     team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     username = serializers.CharField(source="user.username", read_only=True)
 

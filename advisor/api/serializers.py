@@ -39,7 +39,7 @@ from advisor.domain.sizing.workload import (
 )
 from advisor.hub import HubError, hub_model_read
 from catalog.domain.json_depth import JsonTooDeep, json_loads_limited
-from config.api_fields import StringField
+from config.api_fields import JsonTypesMixin, StringField
 
 MAX_CONFIG_BYTES = 256 * 1024
 
@@ -78,7 +78,7 @@ class ConfigJSONField(FormNullableJSONField):
             raise serializers.ValidationError(f"not valid JSON: {error}") from error
 
 
-class SizingRequestSerializer(serializers.Serializer):
+class SizingRequestSerializer(JsonTypesMixin, serializers.Serializer):
     model = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -300,7 +300,7 @@ def _question_field(question_id: QuestionId) -> serializers.ChoiceField:
     )
 
 
-class PortabilityRequestSerializer(serializers.Serializer):
+class PortabilityRequestSerializer(JsonTypesMixin, serializers.Serializer):
     """The portability questionnaire: the four questions, and what the stack uses."""
 
     # Field names are the questions' ids.

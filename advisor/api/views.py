@@ -56,7 +56,7 @@ class SizingView(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        serializer = SizingRequestSerializer(data=request.data)
+        serializer = SizingRequestSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         result = sizing_advise(workload=serializer.validated_data["workload"])
         report = sizing_report(result)
@@ -120,6 +120,6 @@ class PortabilityView(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        serializer = PortabilityRequestSerializer(data=request.data)
+        serializer = PortabilityRequestSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         return Response(answer(serializer.validated_data["answers"]).as_dict())

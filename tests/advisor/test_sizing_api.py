@@ -5,16 +5,10 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from rest_framework.test import APIClient
 
 from advisor.domain.sizing.models import MODELS_DIR
 
 URL = "/api/v1/advice/sizing"
-
-
-@pytest.fixture
-def api(catalog) -> APIClient:
-    return APIClient()
 
 
 def test_a_sizing_answer_has_the_documented_fields(api):
@@ -72,6 +66,11 @@ def test_an_uploaded_config_is_sized_like_the_bundled_model(api):
         ({"model": "llama-3.1-8b", "task": "lora", "lora_targets": ["nope"]}, "lora_targets"),
         # A number is not a module name (DRF's CharField used to turn 0 into "0").
         ({"model": "llama-3.1-8b", "task": "inference", "lora_targets": [0]}, "lora_targets"),
+        # JSON types as the schema states them (DRF read 0 as false and "16" as 16).
+        ({"model": "gpt2", "flash_attention": 0}, "flash_attention"),
+        ({"model": "gpt2", "batch_size": "16"}, "batch_size"),
+        ({"model": "gpt2", "tensor_parallel": "2"}, "tensor_parallel"),
+        ({"model": "gpt2", "task": 1}, "task"),
         ({"model": "llama-3.1-8b", "task": "full", "weight_dtype": "int4"}, "task"),
     ],
 )

@@ -53,7 +53,8 @@ def test_the_form_refuses_with_the_apis_words(query, field):
     form = form_for(query)
     assert not form.is_valid()
     body = {name: value for name, value in QueryDict(query).items() if name != "source"}
-    api = APIClient().post(API, body, format="json")
+    # Posted as text fields, as the page posts them (a JSON body must carry JSON types).
+    api = APIClient().post(API, body, format="multipart")
     assert api.status_code == 400
     assert form.errors[field] == api.json()[field]
 

@@ -33,16 +33,12 @@ TIME_BUDGET_S = 120.0
 # off where a rule depends on data or on other fields, which a schema cannot state, so a
 # schema-valid request may rightly be a 400; every other check still runs there.
 RELAXED_CHECKS = {
-    # Exactly one of model, config or params; a workload must fit its architecture. And the
-    # same operation takes form posts (the sizing page's fields), so DRF's deliberate
-    # coercions stay: 0/1 for a boolean, "16" for a number.
-    "v1_advice_sizing_create": ["positive_data_acceptance", "negative_data_rejection"],
+    # Exactly one of model, config or params; a workload must fit its architecture.
+    "v1_advice_sizing_create": ["positive_data_acceptance"],
     # `gpu` and `provider` take keys that exist in the catalogue.
     "v1_offers_list": ["positive_data_acceptance"],
     # A new token may not outlive the token that creates it, nor the team's lifetime policy.
-    # And DRF's CharField takes a number as its text ({"name": 0} names the token "0"): a
-    # deliberate DRF coercion that "negative_data_rejection" reports as accepting bad input.
-    "v1_tokens_create": ["positive_data_acceptance", "negative_data_rejection"],
+    "v1_tokens_create": ["positive_data_acceptance"],
     # The WSGI transport encodes an empty file part with no line break before the next
     # boundary; Django's multipart parser then sees a part with no body and drops it, so the
     # "empty file" never arrives. Sent as HTTP clients send it, an empty file part is a 400
