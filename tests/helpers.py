@@ -3,7 +3,9 @@ conftest.py files. Sections: teams and clients, uploads and services, chart mark
 the test's own, a real Celery worker, a browser's sign-in."""
 
 import gzip
+import html
 import io
+import json
 import os
 import re
 import shutil
@@ -380,3 +382,22 @@ def scan_files(tmp_path: Path, files: dict[str, str]) -> ScanReport:
 
 def findings_of(report: ScanReport, rule_id: str) -> list[Finding]:
     return [f for f in report.findings if f.rule_id == rule_id]
+
+
+# Sizing ---------------------------------------------------------------------------------------
+
+BUNDLED_MODELS_DIR = Path(__file__).resolve().parents[1] / "advisor" / "data" / "models"
+
+
+def bundled_config(slug: str) -> dict:
+    """A bundled model's config.json, as a fresh dict."""
+    return json.loads((BUNDLED_MODELS_DIR / f"{slug}.json").read_text())
+
+
+def page_errors(response, field: str) -> str:
+    """The errors the sizing page shows next to `field`."""
+    match = re.search(
+        rf'<ul class="errorlist" id="id_{field}_errors">(.*?)</ul>', response.content.decode(), re.S
+    )
+    assert match, f"no errors shown for {field}"
+    return html.unescape(match.group(1))

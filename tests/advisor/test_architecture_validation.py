@@ -22,11 +22,7 @@ from advisor.domain.sizing.architecture import (
     architecture_from_config,
 )
 from advisor.domain.sizing.models import MODELS_DIR
-
-
-def bundled(slug: str) -> dict:
-    return json.loads((MODELS_DIR / f"{slug}.json").read_text())
-
+from tests.helpers import bundled_config as bundled
 
 # One bundled config per reader and variant: every field below is read by at least one.
 FAMILY_CONFIGS = {

@@ -6,7 +6,6 @@ a 400 on the page (a page-only catch-all) and a 500 on the API; 10**300 layers a
 nested config text were 500s everywhere.
 """
 
-import html
 import json
 import re
 from io import StringIO
@@ -14,17 +13,12 @@ from io import StringIO
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
-from django.test import Client
-from rest_framework.test import APIClient
 
-from advisor.domain.sizing.models import MODELS_DIR
+from tests.helpers import bundled_config as bundled
+from tests.helpers import page_errors
 
 API = "/api/v1/advice/sizing"
 PAGE = "/size/"
-
-
-def bundled(slug: str) -> dict:
-    return json.loads((MODELS_DIR / f"{slug}.json").read_text())
 
 
 def nested(depth: int) -> str:
@@ -65,24 +59,6 @@ BAD_CONFIGS = {
         "tie_word_embeddings must be true or false, got 'no'",
     ),
 }
-
-
-@pytest.fixture
-def api(catalog) -> APIClient:
-    return APIClient()
-
-
-@pytest.fixture
-def web(catalog) -> Client:
-    return Client()
-
-
-def page_errors(response, field: str) -> str:
-    match = re.search(
-        rf'<ul class="errorlist" id="id_{field}_errors">(.*?)</ul>', response.content.decode(), re.S
-    )
-    assert match, f"no errors shown for {field}"
-    return html.unescape(match.group(1))
 
 
 def config_text(config: dict) -> str:

@@ -79,12 +79,6 @@ def sizing_bodies(draw, junk: bool = True):
     return body
 
 
-@pytest.fixture
-def api(catalog) -> APIClient:
-    # A view that raises is re-raised here (a 500 in production): the test sees the traceback.
-    return APIClient()
-
-
 def _post(api: APIClient, body) -> object:
     response = api.post(URL, json.dumps(body), content_type="application/json")
     assert response.status_code in {200, 400}, (response.status_code, body)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from advisor.domain.sizing.architecture import architecture_from_config
-from advisor.domain.sizing.models import MODELS_DIR, bundled_models
+from advisor.domain.sizing.models import bundled_models
+from tests.helpers import bundled_config
 
 REFERENCES = json.loads(
     (Path(__file__).resolve().parents[1] / "fixtures" / "model_references.json").read_text()
@@ -27,10 +28,6 @@ PUBLISHED_TOTALS = {
 # No exact published count was found for Command R7B; llama.cpp's loader reports 8.03 B.
 PUBLISHED_BILLIONS = {"command-r7b": 8.03}
 SLUGS = (*PUBLISHED_TOTALS, *PUBLISHED_BILLIONS)
-
-
-def bundled_config(slug: str) -> dict:
-    return json.loads((MODELS_DIR / f"{slug}.json").read_text())
 
 
 @pytest.mark.parametrize("slug", SLUGS)

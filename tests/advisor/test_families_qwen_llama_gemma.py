@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from advisor.domain.sizing.architecture import UnsupportedArchitecture, architecture_from_config
-from advisor.domain.sizing.models import MODELS_DIR, bundled_models
+from advisor.domain.sizing.models import bundled_models
+from tests.helpers import bundled_config
 
 REFERENCES = json.loads(
     (Path(__file__).resolve().parents[1] / "fixtures" / "model_references.json").read_text()
@@ -32,10 +33,6 @@ SLUGS = (
     "gemma-3-12b",
     "gemma-3-27b",
 )
-
-
-def bundled_config(slug: str) -> dict:
-    return json.loads((MODELS_DIR / f"{slug}.json").read_text())
 
 
 @pytest.mark.parametrize("slug", SLUGS)

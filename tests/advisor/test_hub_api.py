@@ -29,11 +29,6 @@ def hub(settings, tmp_path):
     server.stop()
 
 
-@pytest.fixture
-def api(catalog) -> APIClient:
-    return APIClient()
-
-
 def _size(api: APIClient, model: str, **fields) -> tuple[int, dict]:
     response = api.post(URL, {"model": model, **fields}, format="json")
     return response.status_code, response.json()

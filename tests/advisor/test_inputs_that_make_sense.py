@@ -16,39 +16,17 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.test import Client
-from rest_framework.test import APIClient
 
 from advisor.domain.sizing.architecture import UnsupportedArchitecture, architecture_from_params
-from advisor.domain.sizing.models import MODELS_DIR, bundled_models
+from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.workload import Task, Workload
+from tests.helpers import bundled_config as bundled
+from tests.helpers import page_errors
 
 API = "/api/v1/advice/sizing"
 PAGE = "/size/"
 NO_BF16_KV = "has no BF16 support: choose an fp16 KV cache"
-
-
-def bundled(slug: str) -> dict:
-    return json.loads((MODELS_DIR / f"{slug}.json").read_text())
-
-
-@pytest.fixture
-def api(catalog) -> APIClient:
-    return APIClient()
-
-
-@pytest.fixture
-def web(catalog) -> Client:
-    return Client()
-
-
-def page_errors(response, field: str) -> str:
-    match = re.search(
-        rf'<ul class="errorlist" id="id_{field}_errors">(.*?)</ul>', response.content.decode(), re.S
-    )
-    assert match, f"no errors shown for {field}"
-    return html.unescape(match.group(1))
 
 
 def page_text(response) -> str:

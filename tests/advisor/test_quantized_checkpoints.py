@@ -5,12 +5,9 @@ and gpt-oss could only be sized from a 16-bit guess. Each stored-bytes figure is
 the size its publisher states; every reference says where it was read.
 """
 
-import json
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rest_framework.test import APIClient
 
 from advisor.domain.sizing.architecture import (
     ModelArchitecture,
@@ -20,17 +17,13 @@ from advisor.domain.sizing.architecture import (
 from advisor.domain.sizing.architecture.quantization import MXFP4_BITS
 from advisor.domain.sizing.assumptions import assumptions
 from advisor.domain.sizing.memory import Parallelism, memory_per_gpu
-from advisor.domain.sizing.models import MODELS_DIR
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.recommend import _remedy_variants
 from advisor.domain.sizing.speed import _weight_bytes_read
 from advisor.domain.sizing.workload import Task, Workload
+from tests.helpers import bundled_config as bundled
 
 URL = "/api/v1/advice/sizing"
-
-
-def bundled(slug: str) -> dict:
-    return json.loads((MODELS_DIR / f"{slug}.json").read_text())
 
 
 # The quantization_config of openai/gpt-oss-20b and -120b as published
@@ -406,11 +399,6 @@ def test_a_checkpoint_served_as_stored_is_not_offered_a_requantisation_remedy():
 def test_training_ignores_the_stored_precision():
     arch = architecture_from_config(GPT_OSS_20B)
     assert Workload(architecture=arch, task=Task.LORA).stored_weights is None
-
-
-@pytest.fixture
-def api(catalog) -> APIClient:
-    return APIClient()
 
 
 def test_the_api_sizes_an_uploaded_quantised_config_as_stored(api):

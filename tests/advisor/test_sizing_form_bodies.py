@@ -3,14 +3,8 @@
 from urllib.parse import urlencode
 
 import pytest
-from rest_framework.test import APIClient
 
 URL = "/api/v1/advice/sizing"
-
-
-@pytest.fixture
-def api(catalog) -> APIClient:
-    return APIClient()
 
 
 @pytest.mark.parametrize("form_format", ["multipart", None])
