@@ -11,6 +11,15 @@ from enum import StrEnum
 from advisor.domain.sizing.architecture import ModelArchitecture
 from advisor.domain.sizing.architecture.model import StoredWeights
 from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.stacks import (
+    DEFAULT_STACK_BY_TASK,
+    GPU_MEMORY_UTILIZATION_MAX,
+    GPU_MEMORY_UTILIZATION_MIN,
+    STACKS,
+    Checkpointing,
+    Stack,
+    stack_problem,
+)
 
 
 class Task(StrEnum):
@@ -118,6 +127,15 @@ class Workload:
     lora_rank: int = 16
     lora_targets: tuple[str, ...] = LORA_TARGETS_ALL
     train_tokens: int | None = None  # None: 20 per parameter (pretrain) or 100M (fine-tune)
+    # The serving or training stack (stacks.STACKS). None: derived by __post_init__ (the
+    # task's default stack), never None afterwards.
+    stack_name: str | None = None
+    # Serving: the stack's memory fraction. None: derived by __post_init__ (the stack's
+    # default); stays None for training.
+    gpu_memory_utilization: float | None = None
+    # Training: optimizer states (and parameters) on the CPU, where the stack can.
+    optimizer_offload: bool = False
+    parameter_offload: bool = False
     # Choosing
     pricing_model: str = "on_demand"
     goal: Goal = Goal.CHEAPEST
@@ -130,6 +148,11 @@ class Workload:
         # Derived once, here, so that every caller (API, page, `size`, tests) gets the same
         # default and the same stated assumption; with_changes() keeps the derived values.
         derived = []
+        if self.stack_name is None:
+            object.__setattr__(self, "stack_name", DEFAULT_STACK_BY_TASK[self.task])
+        stack = STACKS.get(self.stack_name)
+        if stack and stack.serving and self.gpu_memory_utilization is None:
+            object.__setattr__(self, "gpu_memory_utilization", stack.gpu_memory_utilization_default)
         if self.kv_dtype is None:
             kv_dtype = default_kv_dtype(self.weight_dtype)
             object.__setattr__(self, "kv_dtype", kv_dtype)
@@ -161,6 +184,19 @@ class Workload:
             object.__setattr__(self, "notes", (*derived, *self.notes))
 
     @property
+    def stack(self) -> Stack:
+        """The stack's table of published behaviour (validate() refuses an unknown one)."""
+        return STACKS[self.stack_name]
+
+    @property
+    def checkpointing(self) -> Checkpointing:
+        """What each layer keeps for the backward pass: the stack's granularity when
+        gradient checkpointing is on."""
+        if not self.task.trains or not self.gradient_checkpointing:
+            return Checkpointing.NONE
+        return self.stack.checkpointing
+
+    @property
     def tokens_to_train(self) -> int:
         if self.train_tokens:
             return self.train_tokens
@@ -183,6 +219,10 @@ class Workload:
 
     def validate(self) -> None:
         arch = self.architecture
+        problem = stack_problem(self.stack_name, self.task)
+        if problem:
+            raise ValueError(problem)
+        self._validate_stack_settings()
         if self.batch_size < 1 or self.context_tokens < 1 or self.output_tokens < 0:
             raise ValueError("batch_size and context_tokens must be at least 1")
         if self.zero_stage not in {None, 0, 1, 2, 3}:
@@ -206,4 +246,26 @@ class Workload:
             raise ValueError(
                 f"lora_targets {sorted(unknown)} are not modules of {arch.name} "
                 f"(choose from {sorted(known)} or 'all')"
+            )
+
+    def _validate_stack_settings(self) -> None:
+        stack = self.stack
+        fraction = self.gpu_memory_utilization
+        if fraction is not None and not stack.serving:
+            raise ValueError(
+                "gpu_memory_utilization is a serving stack's memory fraction; "
+                f"{stack.label} trains (leave it empty)"
+            )
+        if fraction is not None and not (
+            GPU_MEMORY_UTILIZATION_MIN <= fraction <= GPU_MEMORY_UTILIZATION_MAX
+        ):
+            raise ValueError(
+                f"gpu_memory_utilization must be between {GPU_MEMORY_UTILIZATION_MIN} and "
+                f"{GPU_MEMORY_UTILIZATION_MAX}"
+            )
+        if (self.optimizer_offload or self.parameter_offload) and not stack.offload_supported:
+            able = [s.name for s in STACKS.values() if s.offload_supported and self.task in s.tasks]
+            raise ValueError(
+                f"optimizer_offload: {stack.label} does not offload to the CPU"
+                + (f"; choose stack {' or '.join(able)}" if able else "")
             )

@@ -1,0 +1,294 @@
+"""Serving and training stacks: each a small table of the behaviour it publishes, which the
+memory and speed models read. A stack is not a fork of the engine: it only says how the one
+engine's terms apply (what the memory budget is, what is kept for the backward pass, how the
+loss is computed, what lives on the CPU).
+
+Every figure carries its source beside it. Task names are the workload's Task values (plain
+strings here, so that workload.py can import this module).
+"""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Checkpointing(StrEnum):
+    """What a layer keeps for the backward pass (Korthikanti et al. 2022, arXiv 2205.05198)."""
+
+    NONE = "none"  # every activation the backward pass reads
+    # The attention core (QK^T scores, softmax, dropout on them) is recomputed, everything
+    # else is kept: 34·h bytes per token per layer in the paper's GPT, against 34·h + 5·a·s.
+    SELECTIVE = "selective"
+    FULL = "full"  # each layer's input only; one layer is recomputed at a time
+
+
+class Budget(StrEnum):
+    """How a serving stack turns its memory fraction into a KV-cache pool."""
+
+    # vLLM: fraction × the memory CUDA reports = weights + activation peak + non-torch + KV.
+    TOTAL = "total"
+    # SGLang: fraction × total = weights + KV ("static"); activations and CUDA graphs live in
+    # the rest.
+    STATIC = "static"
+    # TensorRT-LLM: KV = fraction × what is free once weights, activations and runtime are in.
+    FREE = "free"
+
+
+SERVING = frozenset({"inference"})
+FINE_TUNING = frozenset({"lora", "qlora", "full"})
+PRE_TRAINING = frozenset({"pretrain"})
+
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class Stack:
+    name: str
+    label: str
+    tasks: frozenset[str]
+    # Training: the granularity its recipes checkpoint at when checkpointing is on.
+    checkpointing: Checkpointing = Checkpointing.FULL
+    # The loss over vocabulary chunks (or fused), so the full fp32 logits and their gradient
+    # are never materialised at once.
+    loss_chunking: bool = False
+    # Bytes per token per vocabulary entry at the loss peak (logits, their fp32 copies and
+    # gradients); with loss_chunking the full-vocabulary part is only the bf16 logits.
+    loss_bytes_per_vocab_entry: float = 8.0
+    # Serving: the stack's memory fraction (vLLM gpu_memory_utilization, SGLang
+    # mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction) and how it is applied.
+    gpu_memory_utilization_default: float | None = None
+    budget: Budget | None = None
+    # Serving: memory outside PyTorch's allocator (CUDA context, NCCL), one GPU / several.
+    non_torch_bytes_single: float = 0.0
+    non_torch_bytes_multi: float = 0.0
+    # Serving: CUDA-graph memory taken from the budget (0: outside it).
+    cuda_graph_bytes: float = 0.0
+    optimizer_offload: bool = False  # optimizer states on the CPU by default
+    parameter_offload: bool = False  # parameters on the CPU by default
+    offload_supported: bool = False  # the stack can place optimizer states / params on CPU
+    # The optimizer steps each parameter as its gradient is ready: no full gradient buffer.
+    optimizer_in_backward: bool = False
+    paged_optimizer: bool = False  # paged (and 8-bit) optimizer states, as in bitsandbytes
+    fused_kernels: bool = False  # fused/Triton kernels (RoPE, norms, MLP, loss)
+    # Training: 16-bit weights with no fp32 master copy (the whole model trains in bf16).
+    pure_bf16: bool = False
+    # Training: adapters (LoRA) kept in fp32 with fp32 optimizer states.
+    fp32_adapters: bool = False
+    # QLoRA: the non-quantised parameters (embeddings, output head, norms) and the residual
+    # stream they produce are upcast to fp32.
+    qlora_fp32_residual: bool = False
+    # Training: the checkpointed layer inputs are offloaded to CPU memory.
+    checkpoint_offload: bool = False
+    sources: tuple[str, ...] = ()
+
+    @property
+    def serving(self) -> bool:
+        return self.budget is not None
+
+    def non_torch_bytes(self, gpu_count: int) -> float:
+        return self.non_torch_bytes_multi if gpu_count > 1 else self.non_torch_bytes_single
+
+    def defaults(self) -> dict[str, object]:
+        """The stack's published behaviour, as the answer shows it."""
+        shown: dict[str, object] = {"name": self.name, "label": self.label}
+        if self.serving:
+            shown |= {
+                "gpu_memory_utilization_default": self.gpu_memory_utilization_default,
+                "budget": str(self.budget),
+            }
+        else:
+            shown |= {
+                "checkpointing": str(self.checkpointing),
+                "loss_chunking": self.loss_chunking,
+                "optimizer_offload": self.optimizer_offload,
+                "parameter_offload": self.parameter_offload,
+                "optimizer_in_backward": self.optimizer_in_backward,
+                "paged_optimizer": self.paged_optimizer,
+                "fused_kernels": self.fused_kernels,
+            }
+        return shown | {"sources": list(self.sources)}
+
+
+VLLM_REFERENCE = (
+    "https://github.com/llm-d-incubation/llm-d-planner/blob/main/accuracy/results/v0.19.0/"
+    "accuracy_report.md"
+)
+
+STACKS: dict[str, Stack] = {
+    stack.name: stack
+    for stack in (
+        Stack(
+            name="vllm",
+            label="vLLM",
+            tasks=SERVING,
+            # gpu_memory_utilization defaults to 0.9 (vLLM EngineArgs); vLLM v0.19's logs on an
+            # H100 add up to the budget: 0.95 × 79.19 GiB = weights 14.99 + activation peak
+            # 1.89 + non-torch 0.25 + KV pool 58.11 GiB (sizing_reference.json).
+            gpu_memory_utilization_default=0.90,
+            budget=Budget.TOTAL,
+            # Measured non-torch memory: 0.25 GiB at TP=1, 2.07 GiB at TP=2 (2.13 at TP=4).
+            non_torch_bytes_single=0.25 * GIB,
+            non_torch_bytes_multi=2.07 * GIB,
+            # CUDA graphs are captured after the KV pool is sized, from the memory left over
+            # above the budget: the logged budget sums without them.
+            cuda_graph_bytes=0.0,
+            sources=(
+                "https://docs.vllm.ai/en/stable/api/vllm/config/cache/",
+                VLLM_REFERENCE,
+            ),
+        ),
+        Stack(
+            name="sglang",
+            label="SGLang",
+            tasks=SERVING,
+            # mem_fraction_static: weights + KV pool; "The default value is 0.9".
+            gpu_memory_utilization_default=0.90,
+            budget=Budget.STATIC,
+            # Not published per GPU count by SGLang: vLLM's measured figures stand in (the same
+            # CUDA context and NCCL buffers); low confidence.
+            non_torch_bytes_single=0.25 * GIB,
+            non_torch_bytes_multi=2.07 * GIB,
+            sources=(
+                "https://github.com/sgl-project/sglang/blob/main/docs/backend/server_arguments.md",
+            ),
+        ),
+        Stack(
+            name="tensorrt_llm",
+            label="TensorRT-LLM",
+            tasks=SERVING,
+            # KvCacheConfig.free_gpu_memory_fraction = 0.9: "TensorRT LLM will try to allocate
+            # 90% of free GPU memory for KV cache", after weights and the activation workspace
+            # it pre-computes at build time.
+            gpu_memory_utilization_default=0.90,
+            budget=Budget.FREE,
+            non_torch_bytes_single=0.25 * GIB,
+            non_torch_bytes_multi=2.07 * GIB,
+            sources=(
+                "https://nvidia.github.io/TensorRT-LLM/examples/kvcacheconfig.html",
+                "https://nvidia.github.io/TensorRT-LLM/reference/memory.html",
+            ),
+        ),
+        Stack(
+            name="hf_peft",
+            label="Hugging Face Transformers + PEFT",
+            tasks=FINE_TUNING,
+            # Trainer's gradient_checkpointing wraps each decoder layer: its input is kept.
+            checkpointing=Checkpointing.FULL,
+            # ForCausalLMLoss upcasts the logits to fp32 and cross_entropy keeps the fp32
+            # log-probabilities; in the backward pass their gradient and the logits' gradient
+            # are live too: four fp32 values per vocabulary entry per token.
+            loss_chunking=False,
+            loss_bytes_per_vocab_entry=16.0,
+            # PEFT keeps adapter weights in fp32 (autocast_adapter_dtype=True), so their
+            # gradients and AdamW states are fp32 as well.
+            fp32_adapters=True,
+            # prepare_model_for_kbit_training casts every non-4-bit parameter (embeddings,
+            # lm_head, norms) to fp32; the residual stream they feed is then fp32.
+            qlora_fp32_residual=True,
+            sources=(
+                "https://github.com/huggingface/transformers/blob/main/src/transformers/loss/loss_utils.py",
+                "https://github.com/huggingface/peft/blob/main/src/peft/utils/other.py",
+                "https://github.com/unslothai/unsloth#-performance-benchmarking",
+            ),
+        ),
+        Stack(
+            name="torchtune",
+            label="torchtune",
+            tasks=FINE_TUNING,
+            checkpointing=Checkpointing.FULL,
+            # CEWithChunkedOutputLoss: the output projection in 8 chunks of bf16 logits, each
+            # upcast to fp32 only inside the loss: 2 bytes of logits and 2 of their gradient
+            # per vocabulary entry, plus one fp32 chunk and its gradient (8/8 bytes).
+            loss_chunking=True,
+            loss_bytes_per_vocab_entry=5.0,
+            # Recipes train the whole model in bf16 (dtype: bf16): no fp32 master weights,
+            # adapters in bf16; the single-device full recipe steps the optimizer in the
+            # backward pass (optimizer_in_bwd: True) with bitsandbytes' PagedAdamW8bit.
+            pure_bf16=True,
+            optimizer_in_backward=True,
+            paged_optimizer=True,
+            offload_supported=True,  # fsdp_cpu_offload / offload_activations
+            sources=(
+                "https://github.com/pytorch/torchtune#memory-and-training-speed",
+                "https://pytorch.org/torchtune/main/tutorials/memory_optimizations.html",
+                "https://github.com/pytorch/torchtune/blob/main/recipes/configs/llama3_1/8B_full_single_device.yaml",
+            ),
+        ),
+        Stack(
+            name="unsloth",
+            label="Unsloth",
+            tasks=frozenset({"lora", "qlora"}),
+            checkpointing=Checkpointing.FULL,
+            # "Unsloth" gradient checkpointing offloads each layer's input to system RAM
+            # asynchronously; Apple's Cut Cross-Entropy never materialises the logits.
+            checkpoint_offload=True,
+            loss_chunking=True,
+            loss_bytes_per_vocab_entry=0.0,
+            fused_kernels=True,
+            sources=(
+                "https://unsloth.ai/blog/llama3-3",
+                "https://github.com/unslothai/unsloth#-performance-benchmarking",
+            ),
+        ),
+        Stack(
+            name="fsdp2",
+            label="PyTorch FSDP2",
+            tasks=PRE_TRAINING,
+            # torchtitan's activation_checkpoint.mode "full": every block wrapped.
+            checkpointing=Checkpointing.FULL,
+            offload_supported=True,  # CPUOffloadPolicy: parameters, gradients, optimizer
+            sources=(
+                "https://github.com/pytorch/torchtitan/blob/main/docs/fsdp.md",
+                "https://pytorch.org/docs/stable/distributed.fsdp.fully_shard.html",
+            ),
+        ),
+        Stack(
+            name="deepspeed_zero",
+            label="DeepSpeed ZeRO",
+            tasks=PRE_TRAINING,
+            checkpointing=Checkpointing.FULL,
+            # ZeRO-Offload (optimizer states on CPU) and ZeRO-Infinity (parameters too).
+            offload_supported=True,
+            sources=(
+                "https://arxiv.org/abs/1910.02054",
+                "https://www.deepspeed.ai/tutorials/zero-offload/",
+            ),
+        ),
+        Stack(
+            name="megatron",
+            label="Megatron-LM",
+            tasks=PRE_TRAINING,
+            # --recompute-granularity selective: recompute only the attention core.
+            checkpointing=Checkpointing.SELECTIVE,
+            fused_kernels=True,
+            sources=(
+                "https://arxiv.org/abs/2205.05198",
+                "https://github.com/NVIDIA/Megatron-LM",
+            ),
+        ),
+    )
+}
+
+DEFAULT_STACK_BY_TASK: dict[str, str] = {
+    "inference": "vllm",
+    "lora": "hf_peft",
+    "qlora": "hf_peft",
+    "full": "hf_peft",
+    "pretrain": "fsdp2",
+}
+
+GPU_MEMORY_UTILIZATION_MIN, GPU_MEMORY_UTILIZATION_MAX = 0.5, 0.99
+
+
+def stacks_for(task: str) -> list[str]:
+    """The stacks that run `task`, default first."""
+    default = DEFAULT_STACK_BY_TASK[task]
+    return [default, *(name for name, s in STACKS.items() if task in s.tasks and name != default)]
+
+
+def stack_problem(stack_name: str, task: str) -> str | None:
+    """Why `stack_name` cannot run `task` (naming the stacks that can), or None."""
+    stack = STACKS.get(stack_name)
+    if stack is not None and task in stack.tasks:
+        return None
+    what = "is not a stack" if stack is None else f"does not run task={task}"
+    return f"stack {stack_name!r} {what}: choose one of {', '.join(stacks_for(task))}"
