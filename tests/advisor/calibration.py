@@ -1,0 +1,235 @@
+"""The calibration set (tests/fixtures/calibration/published.json) read through the advisor.
+
+Each row is a published measurement with the input it was measured at. `ours(row)` sizes that
+input the way `recommend` does (`rank_candidates` for the row's GPU and count, with no offers)
+and returns our low / expected / high for the row's figure, or our fit verdict.
+`tests/advisor/test_calibration.py` and `bench/accuracy.py` both read the rows through here;
+the bench also runs this module against an older engine (its own checkout on `sys.path`), so
+it imports only what that engine has and passes an input field to `Workload` only when
+`Workload` has a field of that name.
+"""
+
+import dataclasses
+import enum
+import hashlib
+import json
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from advisor.domain.sizing.architecture import architecture_from_params
+from advisor.domain.sizing.memory import GIB, kv_capacity_tokens
+from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.precision import BYTES_PER_VALUE, Dtype
+from advisor.domain.sizing.recommend import Candidate, rank_candidates
+from advisor.domain.sizing.speed import inference_speed, training_time
+from advisor.domain.sizing.workload import Optimizer, Task, Workload
+from tests.advisor.devices import GPUS
+
+CALIBRATION_PATH = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "calibration" / "published.json"
+)
+MEMORY_CATEGORIES = ("serving_memory", "finetune_memory")
+SPEED_CATEGORIES = ("decode_speed", "serving_throughput", "training_throughput")
+# The issue's limits: a range wider than this (high / low) is a defect, not a calibration.
+MAX_RANGE_RATIO = {
+    **dict.fromkeys(MEMORY_CATEGORIES, 2.0),
+    **dict.fromkeys(SPEED_CATEGORIES, 2.5),
+}
+# Input keys read here to build the architecture, the device and the layout; every other key
+# is a Workload field (converted to the field's enum when its default is one).
+_LAYOUT_KEYS = {"model", "params", "gpu", "gpu_count"}
+_ENUMS = {"task": Task, "weight_dtype": Dtype, "kv_dtype": Dtype, "optimizer": Optimizer}
+
+
+@dataclass(frozen=True)
+class Ours:
+    """Our answer for one row: a numeric range, or a fit verdict (low = expected = high = None)."""
+
+    low: float | None
+    expected: float | None
+    high: float | None
+    fits: bool
+    ignored_inputs: tuple[str, ...]  # input keys this engine has no field for
+
+    @property
+    def range_ratio(self) -> float | None:
+        if self.low is None or self.high is None or self.low <= 0:
+            return None
+        return self.high / self.low
+
+
+@dataclass(frozen=True)
+class Judged:
+    row: dict
+    ours: Ours
+
+    @property
+    def published(self) -> float | bool:
+        return self.row["published"]["value"]
+
+    @property
+    def is_verdict(self) -> bool:
+        return self.row["published"]["quantity"] == "fits"
+
+    @property
+    def inside(self) -> bool:
+        """The verdict matches; or our range meets the published figure as printed (31.4 GB
+        covers 31.35-31.45 GB: a rounded figure is not more exact than its last digit)."""
+        if self.is_verdict:
+            return self.ours.fits == self.published
+        half = self.row["published"].get("resolution", 0) / 2
+        return self.ours.low <= self.published + half and self.published - half <= self.ours.high
+
+    @property
+    def error_pct(self) -> float | None:
+        """(ours expected - published) / published, in percent; None for a verdict."""
+        if self.is_verdict:
+            return None
+        return 100 * (self.ours.expected - self.published) / self.published
+
+    @property
+    def too_wide(self) -> bool:
+        limit = MAX_RANGE_RATIO.get(self.row["category"])
+        ratio = self.ours.range_ratio
+        return limit is not None and ratio is not None and ratio > limit
+
+
+def inputs_sha256() -> str:
+    """What stored records depend on besides the engine: the rows and this reader. A stored
+    BEFORE (bench/results/accuracy_baseline.json) with another digest is out of date."""
+    digest = hashlib.sha256()
+    for path in (CALIBRATION_PATH, Path(__file__)):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def calibration_rows(path: Path = CALIBRATION_PATH) -> list[dict]:
+    return json.loads(path.read_text())["rows"]
+
+
+def _field_value(name: str, value: object, default: object) -> object:
+    if name in _ENUMS:
+        return _ENUMS[name](value)
+    if isinstance(default, enum.Enum):
+        return type(default)(value)
+    if name == "lora_targets":
+        return tuple(value)
+    return value
+
+
+def workload_for(row: dict) -> tuple[Workload, tuple[str, ...]]:
+    """The row's Workload, and the input keys this engine's Workload has no field for."""
+    given = row["input"]
+    if "model" in given:
+        architecture = bundled_models()[given["model"]].architecture()
+    else:
+        architecture = architecture_from_params(int(given["params"]))
+    fields = {f.name: f for f in dataclasses.fields(Workload)}
+    values, ignored = {}, []
+    for name, value in given.items():
+        if name in _LAYOUT_KEYS:
+            continue
+        if name not in fields:
+            ignored.append(name)
+            continue
+        field = fields[name]
+        default = field.default if field.default is not dataclasses.MISSING else None
+        values[name] = _field_value(name, value, default)
+    return Workload(architecture, **values), tuple(ignored)
+
+
+def _candidate(workload: Workload, row: dict) -> Candidate:
+    device = GPUS[row["input"]["gpu"]]
+    workload.validate()
+    (candidate,) = rank_candidates(workload, [device], {}, counts=(row["input"]["gpu_count"],))
+    return candidate
+
+
+def _point(value: float) -> tuple[float, float, float]:
+    return value, value, value
+
+
+def _kv_tokens(workload: Workload, candidate: Candidate) -> int:
+    return kv_capacity_tokens(workload, candidate.parallelism, candidate.usable_bytes)
+
+
+def _figure(quantity: str, workload: Workload, candidate: Candidate) -> tuple[float, float, float]:
+    memory, parallelism = candidate.memory, candidate.parallelism
+    device = candidate.device
+    if quantity == "weights_gib_per_gpu":
+        return _point(memory.weights / GIB)
+    if quantity == "peak_memory_gib_per_gpu":
+        return _point(memory.total / GIB)
+    if quantity == "model_states_gb_per_gpu":
+        return _point(memory.model_states / 1e9)
+    if quantity == "kv_cache_tokens":
+        return _point(_kv_tokens(workload, candidate))
+    if quantity == "kv_cache_gib_per_gpu":
+        arch = workload.architecture
+        per_token = arch.kv_bytes_per_token(BYTES_PER_VALUE[workload.kv_dtype]) / min(
+            parallelism.tensor_parallel, arch.num_kv_heads
+        )
+        return _point(_kv_tokens(workload, candidate) * per_token / GIB)
+    if quantity == "decode_tokens_per_s_per_sequence":
+        speed = candidate.speed or inference_speed(workload, device, parallelism)
+        rate = speed.decode_tokens_per_s_per_sequence
+        return rate.low, rate.expected, rate.high
+    hours = (candidate.training or training_time(workload, device, parallelism)).hours
+    gpus = parallelism.gpu_count
+    if quantity == "gpu_hours":
+        return hours.low * gpus, hours.expected * gpus, hours.high * gpus
+    per_second = hours.inverted(workload.tokens_to_train / 3600)
+    if quantity == "training_tokens_per_s":
+        return per_second.low, per_second.expected, per_second.high
+    if quantity == "training_tokens_per_s_per_gpu":
+        return per_second.low / gpus, per_second.expected / gpus, per_second.high / gpus
+    raise ValueError(f"unknown quantity {quantity!r}")
+
+
+def ours(row: dict) -> Ours:
+    workload, ignored = workload_for(row)
+    candidate = _candidate(workload, row)
+    quantity = row["published"]["quantity"]
+    if quantity == "fits":
+        return Ours(None, None, None, candidate.fits, ignored)
+    low, expected, high = _figure(quantity, workload, candidate)
+    return Ours(low, expected, high, candidate.fits, ignored)
+
+
+def record(row: dict) -> dict:
+    """One row's answer as plain JSON (what bench/accuracy.py stores, also for an older
+    engine): our range, verdict, error and whether the published figure is inside; or the
+    error this engine raised on the row's input."""
+    try:
+        item = Judged(row, ours(row))
+    except (KeyError, ValueError, TypeError) as error:
+        return {"id": row["id"], "error": f"{type(error).__name__}: {error}"}
+    return {
+        "id": row["id"],
+        "low": item.ours.low,
+        "expected": item.ours.expected,
+        "high": item.ours.high,
+        "fits": item.ours.fits,
+        "inside": item.inside,
+        "error_pct": item.error_pct,
+        "range_ratio": item.ours.range_ratio,
+        "too_wide": item.too_wide,
+        "ignored_inputs": list(item.ours.ignored_inputs),
+    }
+
+
+def median_abs_error_pct(errors: Iterable[tuple[str, float | None]]) -> dict[str, dict]:
+    """Median |error| per category and over all ("all"), from (category, error %) pairs; a
+    None error (a verdict, or a row the engine could not size) is left out. Each category:
+    {"median_abs_error_pct", "rows"}."""
+    by_category: dict[str, list[float]] = {}
+    for category, error in errors:
+        if error is not None:
+            by_category.setdefault(category, []).append(abs(error))
+            by_category.setdefault("all", []).append(abs(error))
+    return {
+        category: {"median_abs_error_pct": round(statistics.median(values), 2), "rows": len(values)}
+        for category, values in sorted(by_category.items())
+    }

@@ -1,0 +1,98 @@
+"""The advisor against published measurements (issue 15's calibration set).
+
+Each row of tests/fixtures/calibration/published.json is a figure a stack measured (vLLM's
+logged memory, gpt-fast's decode table, torchtune's and Unsloth's memory and context tables,
+torchtitan's throughput, published GPU-hours, the ZeRO paper): the published figure must fall
+inside our low-high range, or our fit verdict must match; a memory range wider than 2x or a
+speed range wider than 2.5x is a defect; and the expected value's median absolute error must
+be below the engine's before this issue (bench/results/accuracy_baseline.json, made by
+bench/accuracy.py at that commit).
+"""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.advisor.calibration import (
+    MAX_RANGE_RATIO,
+    Judged,
+    calibration_rows,
+    inputs_sha256,
+    median_abs_error_pct,
+    ours,
+    record,
+)
+
+ROWS = calibration_rows()
+BASELINE_PATH = Path(__file__).resolve().parents[2] / "bench" / "results" / "accuracy_baseline.json"
+CATEGORIES = {
+    "serving_memory",
+    "finetune_memory",
+    "fit_verdict",
+    "decode_speed",
+    "serving_throughput",
+    "training_throughput",
+}
+
+
+def _describe(item: Judged) -> str:
+    if item.is_verdict:
+        return f"published fits={item.published}, ours fits={item.ours.fits}"
+    o = item.ours
+    return (
+        f"published {item.published:g} {item.row['published']['unit']}, ours "
+        f"{o.low:.4g} / {o.expected:.4g} / {o.high:.4g} (error {item.error_pct:+.1f}%)"
+    )
+
+
+def test_the_calibration_set_has_at_least_30_sourced_rows_with_unique_ids():
+    assert len(ROWS) >= 30
+    assert len({row["id"] for row in ROWS}) == len(ROWS)
+    for row in ROWS:
+        assert row["category"] in CATEGORIES, row["id"]
+        assert row["source"]["url"].startswith("https://"), row["id"]
+        assert row["source"]["locator"], row["id"]
+        assert {"quantity", "value", "unit"} <= set(row["published"]), row["id"]
+
+
+def test_every_category_of_figures_has_rows():
+    counts = Counter(row["category"] for row in ROWS)
+    for category in ("serving_memory", "finetune_memory", "fit_verdict", "decode_speed"):
+        assert counts[category] >= 5, category
+    assert counts["training_throughput"] >= 5
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row["id"])
+def test_the_published_figure_falls_inside_our_range_or_the_verdict_matches(row):
+    item = Judged(row, ours(row))
+    assert item.inside, f"{row['id']}: {_describe(item)}; {row['source']['locator']}"
+
+
+@pytest.mark.parametrize(
+    "row", [row for row in ROWS if row["category"] in MAX_RANGE_RATIO], ids=lambda row: row["id"]
+)
+def test_our_range_is_no_wider_than_the_issue_allows(row):
+    item = Judged(row, ours(row))
+    limit = MAX_RANGE_RATIO[row["category"]]
+    assert not item.too_wide, f"{row['id']}: high/low {item.ours.range_ratio:.2f} > {limit}"
+
+
+def test_the_stored_before_was_made_from_these_rows_and_this_reader():
+    baseline = json.loads(BASELINE_PATH.read_text())
+    assert baseline["inputs_sha256"] == inputs_sha256(), (
+        "bench/results/accuracy_baseline.json is out of date: run bench/accuracy.py"
+    )
+
+
+def test_the_median_error_of_the_expected_value_is_below_the_engine_before_this_issue(capsys):
+    medians = median_abs_error_pct((row["category"], record(row).get("error_pct")) for row in ROWS)
+    baseline = json.loads(BASELINE_PATH.read_text())
+    before = baseline["median_abs_error_pct"]
+    with capsys.disabled():
+        print(f"\nmedian |error| of the expected value, % (before: {baseline['commit'][:7]}):")
+        for category, now in medians.items():
+            old = before.get(category, {}).get("median_abs_error_pct", float("nan"))
+            print(f"  {category:20} now {now['median_abs_error_pct']:6.1f}   before {old:6.1f}")
+    assert medians["all"]["median_abs_error_pct"] < before["all"]["median_abs_error_pct"]
