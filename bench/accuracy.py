@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 from tests.advisor.calibration import (
     CALIBRATION_PATH,
     calibration_rows,
+    excluded_rows,
     inputs_sha256,
     median_abs_error_pct,
     record,
@@ -171,6 +172,7 @@ def main() -> None:
             "before": _inside_counts([e for e in entries if e["before"]], "before"),
         },
         "rows": entries,
+        "excluded": excluded_rows(),
     }
     write_results(Path(args.output), results, markdown)
 

@@ -136,6 +136,10 @@ def markdown(results: dict) -> str:
         for peer, reasons in why.items():
             for reason, count in reasons.items():
                 lines.append(f"- {PEER_NAMES[peer]} ({count} rows): {reason}")
+    if results.get("excluded"):
+        lines += ["", "## Published figures left out", ""]
+        for left_out in results["excluded"]:
+            lines.append(f"- {left_out['id']}: {left_out['why']} ({left_out['source']['url']})")
     lines += ["", "## Sources", ""]
     for url in sorted({entry["source"]["url"] for entry in results["rows"]}):
         lines.append(f"- {url}")

@@ -109,6 +109,11 @@ def calibration_rows(path: Path = CALIBRATION_PATH) -> list[dict]:
     return json.loads(path.read_text())["rows"]
 
 
+def excluded_rows(path: Path = CALIBRATION_PATH) -> list[dict]:
+    """Published figures left out of the set, each with its source and why."""
+    return json.loads(path.read_text()).get("excluded", [])
+
+
 def _field_value(name: str, value: object, default: object) -> object:
     if name in _ENUMS:
         return _ENUMS[name](value)

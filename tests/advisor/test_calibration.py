@@ -19,6 +19,7 @@ from tests.advisor.calibration import (
     MAX_RANGE_RATIO,
     Judged,
     calibration_rows,
+    excluded_rows,
     inputs_sha256,
     median_abs_error_pct,
     ours,
@@ -55,6 +56,12 @@ def test_the_calibration_set_has_at_least_30_sourced_rows_with_unique_ids():
         assert row["source"]["url"].startswith("https://"), row["id"]
         assert row["source"]["locator"], row["id"]
         assert {"quantity", "value", "unit"} <= set(row["published"]), row["id"]
+
+
+def test_every_figure_left_out_says_why_and_where_it_was_published():
+    for left_out in excluded_rows():
+        assert left_out["why"], left_out["id"]
+        assert left_out["source"]["url"].startswith("https://"), left_out["id"]
 
 
 def test_every_category_of_figures_has_rows():
