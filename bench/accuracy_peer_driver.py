@@ -22,7 +22,13 @@ import sys
 GIB = 2**30
 LLM_ANALYSIS_EFFICIENCY = {"training": 0.5, "inference": 0.7, "hbm": 0.9}
 DTYPE_BITS = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4}
-ACCELERATE_DTYPE = {"fp32": "float32", "bf16": "float16", "fp16": "float16", "int8": "int8"}
+ACCELERATE_DTYPE = {
+    "fp32": "float32",
+    "bf16": "float16",
+    "fp16": "float16",
+    "int8": "int8",
+    "int4": "int4",
+}
 ACCELERATE_DIVISOR = {"float32": 1, "float16": 2, "int8": 4, "int4": 8}
 
 
@@ -96,6 +102,10 @@ def llm_analysis(task: dict) -> float:
             return summary["weight_memory_per_gpu"] / GIB
         if quantity == "decode_tokens_per_s_per_sequence":
             return summary["decode_tokens_per_sec"] / given.get("batch_size", 1)
+        if quantity == "serving_output_tokens_per_s_per_gpu":
+            return summary["total_tokens_per_sec"] / count
+        if quantity == "time_to_first_token_ms":
+            return summary["prefill_latency"] * 1000
         raise CannotAnswer(f"no inference figure for {quantity}")
     from llm_analysis.analysis import ActivationRecomputation, DSZeRO
 
@@ -145,15 +155,19 @@ def accelerate(task: dict) -> float:
     if given["gpu_count"] > 1:
         raise CannotAnswer("sizes the whole model on one device, not a share per GPU")
     dtype = given.get("weight_dtype", "bf16")
-    if quantity == "weights_gib_per_gpu" and dtype in ACCELERATE_DTYPE:
+    if quantity == "weights_gib_per_gpu":
+        if dtype not in ACCELERATE_DTYPE:
+            raise CannotAnswer(f"estimate-memory has no {dtype} weights")
         name = ACCELERATE_DTYPE[dtype]
         return _accelerate_fp32_bytes(task["config"]) / ACCELERATE_DIVISOR[name] / GIB
-    if quantity == "peak_memory_gib_per_gpu" and given["task"] in {"full", "pretrain"}:
+    if quantity == "peak_memory_gib_per_gpu":
+        if given["task"] not in {"full", "pretrain"}:
+            raise CannotAnswer("estimate-memory has no adapter (LoRA/QLoRA) training")
         from accelerate.commands.estimate import estimate_training_usage
 
         usage = estimate_training_usage(_accelerate_fp32_bytes(task["config"]), "bfloat16")
         return max(usage.values()) / GIB
-    raise CannotAnswer(f"estimate-memory has no {quantity} for task {given['task']} at {dtype}")
+    raise CannotAnswer("estimate-memory gives the weights and full-training (Adam) memory only")
 
 
 def _accelerate_fp32_bytes(config: dict) -> int:

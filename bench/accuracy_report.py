@@ -12,7 +12,7 @@ def _number(value: float | None) -> str:
         return f"{value:,.0f}"
     if magnitude >= 100:
         return f"{value:.1f}"
-    return f"{value:.3g}"
+    return f"{value:.4g}"
 
 
 def _cell(median: dict | None) -> str:

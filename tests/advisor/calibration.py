@@ -31,7 +31,7 @@ CALIBRATION_PATH = (
     Path(__file__).resolve().parents[1] / "fixtures" / "calibration" / "published.json"
 )
 MEMORY_CATEGORIES = ("serving_memory", "finetune_memory")
-SPEED_CATEGORIES = ("decode_speed", "serving_throughput", "training_throughput")
+SPEED_CATEGORIES = ("decode_speed", "prefill", "serving_throughput", "training_throughput")
 # The issue's limits: a range wider than this (high / low) is a defect, not a calibration.
 MAX_RANGE_RATIO = {
     **dict.fromkeys(MEMORY_CATEGORIES, 2.0),
@@ -160,6 +160,30 @@ def _kv_tokens(workload: Workload, candidate: Candidate) -> int:
     return kv_capacity_tokens(workload, candidate.parallelism, candidate.usable_bytes)
 
 
+def _decode_rate(speed, workload: Workload, gpus: int) -> tuple[float, float, float]:
+    rate = speed.decode_tokens_per_s_per_sequence
+    return rate.low, rate.expected, rate.high
+
+
+def _output_rate_per_gpu(speed, workload: Workload, gpus: int) -> tuple[float, float, float]:
+    """A static batch: batch x output tokens generated over one request's prefill + decode."""
+    rate = speed.seconds_per_request.inverted(workload.batch_size * workload.output_tokens / gpus)
+    return rate.low, rate.expected, rate.high
+
+
+def _first_token_ms(speed, workload: Workload, gpus: int) -> tuple[float, float, float]:
+    # An engine without a time-to-first-token figure (before issue 15) answers with prefill.
+    seconds = getattr(speed, "time_to_first_token_seconds", None) or speed.prefill_seconds
+    return seconds.low * 1000, seconds.expected * 1000, seconds.high * 1000
+
+
+_SERVING_SPEEDS = {
+    "decode_tokens_per_s_per_sequence": _decode_rate,
+    "serving_output_tokens_per_s_per_gpu": _output_rate_per_gpu,
+    "time_to_first_token_ms": _first_token_ms,
+}
+
+
 def _figure(quantity: str, workload: Workload, candidate: Candidate) -> tuple[float, float, float]:
     memory, parallelism = candidate.memory, candidate.parallelism
     device = candidate.device
@@ -177,10 +201,9 @@ def _figure(quantity: str, workload: Workload, candidate: Candidate) -> tuple[fl
             parallelism.tensor_parallel, arch.num_kv_heads
         )
         return _point(_kv_tokens(workload, candidate) * per_token / GIB)
-    if quantity == "decode_tokens_per_s_per_sequence":
+    if quantity in _SERVING_SPEEDS:
         speed = candidate.speed or inference_speed(workload, device, parallelism)
-        rate = speed.decode_tokens_per_s_per_sequence
-        return rate.low, rate.expected, rate.high
+        return _SERVING_SPEEDS[quantity](speed, workload, parallelism.gpu_count)
     hours = (candidate.training or training_time(workload, device, parallelism)).hours
     gpus = parallelism.gpu_count
     if quantity == "gpu_hours":

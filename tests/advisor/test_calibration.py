@@ -33,6 +33,7 @@ CATEGORIES = {
     "finetune_memory",
     "fit_verdict",
     "decode_speed",
+    "prefill",
     "serving_throughput",
     "training_throughput",
 }
