@@ -28,6 +28,7 @@ class Vendor(models.TextChoices):
     AMD = "AMD"
     INTEL = "Intel"
     GOOGLE = "Google"
+    AWS = "AWS"
 
 
 class Confidence(models.TextChoices):
@@ -91,6 +92,44 @@ class Gpu(models.Model):
     @property
     def memory_bytes(self) -> int:
         return int(self.memory_gib * GIB)
+
+
+class MigProfile(models.Model):
+    """One MIG profile of a GPU (`2g.20gb`): its share of the compute and memory, its memory as
+    nvidia-smi reports it (or the profile name's GB), and how many one GPU holds."""
+
+    gpu = models.ForeignKey(Gpu, on_delete=models.CASCADE, related_name="mig_profiles")
+    profile = models.CharField(max_length=40)
+    compute_slices = models.PositiveSmallIntegerField()
+    compute_slices_total = models.PositiveSmallIntegerField()
+    memory_fraction = models.DecimalField(max_digits=5, decimal_places=4)
+    memory_gib = models.DecimalField(max_digits=8, decimal_places=2)
+    memory_basis = models.CharField(max_length=20)
+    max_count = models.PositiveSmallIntegerField()
+    confidence = models.CharField(max_length=10, choices=Confidence.choices)
+    source_url = models.URLField(max_length=500)
+    memory_source_url = models.URLField(max_length=500, blank=True)
+    notes = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["gpu", "memory_gib", "compute_slices", "profile"]
+        constraints = [
+            models.UniqueConstraint(fields=["gpu", "profile"], name="mig_profile_per_gpu"),
+            models.CheckConstraint(condition=Q(memory_gib__gt=0), name="mig_memory_positive"),
+            models.CheckConstraint(condition=Q(max_count__gte=1), name="mig_count_positive"),
+            models.CheckConstraint(
+                condition=Q(compute_slices__lte=F("compute_slices_total")),
+                name="mig_compute_slices_within_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gpu} {self.profile}"
+
+    @property
+    def compute_fraction(self) -> float:
+        return self.compute_slices / self.compute_slices_total
 
 
 class Provider(models.Model):

@@ -5,7 +5,9 @@ Providers spell GPUs their own way, and the same spelling can mean different par
 Quadro RTX 6000, not the RTX 6000 Ada; `H100` is an SXM part at AWS and a PCIe card in Lambda's
 `gpu_1x_h100_pcie`. Rules are therefore explicit, ordered, and may look at the instance type
 and the feed's GPU description. A rule with no target records a name we know and deliberately
-do not match, with the reason. A name no rule covers is reported, never guessed.
+do not match, with the reason. A rule may name several siblings (`A100-40GB-PCIE|A100-80GB-PCIE`):
+the feed's memory per GPU then picks one, and without it the quote is refused with that reason.
+A name no rule covers is reported, never guessed.
 """
 
 import csv
@@ -30,7 +32,15 @@ class AliasRule:
     provider: str = ""
     hint_pattern: str = ""
     reason: str = ""
+    # False where the feed's memory figure is known to be something else than the chip's (EC2
+    # reports 512 GiB per Trainium2 device; the chip has 96 GiB).
+    check_memory: bool = True
     _hint: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        """The catalogue GPUs this rule may mean; more than one is decided by memory."""
+        return tuple(key for key in self.canonical_key.split("|") if key)
 
     def applies_to(self, source: str, quote: PriceQuote) -> bool:
         if self.source != source or self.accelerator.lower() != quote.accelerator_name.lower():
@@ -43,7 +53,8 @@ class AliasRule:
 
 
 def parse_alias_rules(lines: Iterable[str]) -> list[AliasRule]:
-    """Read rules from CSV: source, accelerator, provider, hint_regex, canonical_key, reason."""
+    """Read rules from CSV: source, accelerator, provider, hint_regex, canonical_key, reason and
+    an optional feed_memory column (`ignore`: the feed's memory figure is not the chip's)."""
     rules = []
     for row in csv.DictReader(line for line in lines if not line.lstrip().startswith("#")):
         hint = (row.get("hint_regex") or "").strip()
@@ -55,6 +66,7 @@ def parse_alias_rules(lines: Iterable[str]) -> list[AliasRule]:
                 provider=(row.get("provider") or "").strip(),
                 hint_pattern=hint,
                 reason=(row.get("reason") or "").strip(),
+                check_memory=(row.get("feed_memory") or "").strip().lower() != "ignore",
                 _hint=re.compile(hint, re.IGNORECASE) if hint else None,
             )
         )
@@ -79,9 +91,7 @@ class GpuMatcher:
     ) -> None:
         self._rules = list(rules)
         self._memory_gib_by_key = dict(memory_gib_by_key)
-        unknown = {r.canonical_key for r in self._rules if r.canonical_key} - set(
-            self._memory_gib_by_key
-        )
+        unknown = {key for r in self._rules for key in r.candidates} - set(self._memory_gib_by_key)
         if unknown:
             raise ValueError(f"alias rules point at unknown GPUs: {', '.join(sorted(unknown))}")
 
@@ -94,14 +104,36 @@ class GpuMatcher:
             return Match(
                 None, f"no alias rule for {quote.accelerator_name!r} from {quote.provider}"
             )
-        if not rule.canonical_key:
+        if not rule.candidates:
             return Match(None, rule.reason or f"{quote.accelerator_name!r} is not in the catalogue")
-        expected = self._memory_gib_by_key[rule.canonical_key]
-        reported = quote.gpu_memory_gib
+        reported = quote.gpu_memory_gib if rule.check_memory else None
+        if len(rule.candidates) > 1:
+            return self._by_memory(rule, quote, reported)
+        key = rule.candidates[0]
+        expected = self._memory_gib_by_key[key]
         if reported is not None and abs(reported - expected) > expected * MEMORY_TOLERANCE:
             return Match(
                 None,
                 f"{quote.accelerator_name!r} reports {reported:.1f} GiB per GPU but "
-                f"{rule.canonical_key} has {expected} GiB: a different part",
+                f"{key} has {expected} GiB: a different part",
             )
-        return Match(rule.canonical_key, rule.reason)
+        return Match(key, rule.reason)
+
+    def _by_memory(self, rule: AliasRule, quote: PriceQuote, reported: Decimal | None) -> Match:
+        """Siblings that differ by memory (A100 40 or 80 GB): the reported memory decides."""
+        siblings = " or ".join(rule.candidates)
+        if reported is None:
+            return Match(
+                None,
+                f"{quote.accelerator_name!r} from {quote.provider} is {siblings} and the feed "
+                "reports no memory per GPU to tell them apart",
+            )
+        key = min(rule.candidates, key=lambda k: abs(self._memory_gib_by_key[k] - reported))
+        expected = self._memory_gib_by_key[key]
+        if abs(reported - expected) > expected * MEMORY_TOLERANCE:
+            return Match(
+                None,
+                f"{quote.accelerator_name!r} reports {reported:.1f} GiB per GPU, which is none "
+                f"of {siblings}",
+            )
+        return Match(key, f"{rule.reason} ({reported:.0f} GiB per GPU: {key})".lstrip())

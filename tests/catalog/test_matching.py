@@ -79,9 +79,9 @@ def test_skypilot_a100_is_the_40gb_card_and_a100_80gb_the_80gb_card(matcher):
     )
 
 
-def test_lambda_rtx6000_is_not_the_rtx_6000_ada(matcher):
-    match = matcher.match("skypilot", quote("lambda", "RTX6000", "gpu_1x_rtx6000"))
-    assert match.canonical_key is None
+def test_lambda_rtx6000_is_the_turing_quadro_not_the_rtx_6000_ada(matcher):
+    match = matcher.match("skypilot", quote("lambda", "RTX6000", "gpu_1x_rtx6000", "24"))
+    assert match.canonical_key == "QuadroRTX6000"
     assert "Turing" in match.reason
 
 
@@ -105,9 +105,9 @@ def test_an_h100_whose_form_factor_the_provider_does_not_state_is_reported(match
 
 
 def test_an_unknown_name_is_reported_with_the_provider(matcher):
-    match = matcher.match("skypilot", quote("vast", "RTX3060"))
+    match = matcher.match("skypilot", quote("vast", "RTX9999"))
     assert match.canonical_key is None
-    assert match.reason == "no alias rule for 'RTX3060' from vast"
+    assert match.reason == "no alias rule for 'RTX9999' from vast"
 
 
 def test_rules_pointing_at_a_gpu_the_catalogue_lacks_are_refused():
@@ -116,3 +116,96 @@ def test_rules_pointing_at_a_gpu_the_catalogue_lacks_are_refused():
     )
     with pytest.raises(ValueError, match="NOPE"):
         GpuMatcher(rules, {"H100-SXM": Decimal(80)})
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "expected"),
+    [
+        ("gpu_1x_a100", "A100-40GB-PCIE"),
+        ("gpu_2x_a100", "A100-40GB-PCIE"),
+        ("gpu_4x_a100", "A100-40GB-PCIE"),
+        ("gpu_1x_a100_sxm4", "A100-40GB-SXM"),
+        ("gpu_8x_a100", "A100-40GB-SXM"),
+    ],
+)
+@pytest.mark.parametrize("source", ["skypilot", "gpuhunt"])
+def test_lambdas_a100_form_factor_comes_from_the_instance_family(
+    matcher, source, instance_type, expected
+):
+    match = matcher.match(source, quote("lambda", "A100", instance_type, "40"))
+    assert match.canonical_key == expected
+
+
+@pytest.mark.parametrize(
+    ("memory_gib", "expected"), [("40", "A100-40GB-PCIE"), ("80", "A100-80GB-PCIE")]
+)
+def test_a_pcie_a100_is_told_40_or_80_gb_by_the_memory_the_feed_reports(
+    matcher, memory_gib, expected
+):
+    match = matcher.match("skypilot", quote("vast", "A100", "1x-A100_PCIE-32-65536", memory_gib))
+    assert match.canonical_key == expected
+    assert f"{memory_gib} GiB per GPU" in match.reason
+
+
+def test_siblings_without_a_reported_memory_are_refused_with_the_reason(matcher):
+    match = matcher.match("skypilot", quote("vast", "A100", "1x-A100_PCIE-32-65536"))
+    assert match.canonical_key is None
+    assert "A100-40GB-PCIE or A100-80GB-PCIE" in match.reason
+    assert "no memory per GPU" in match.reason
+
+
+def test_a_memory_that_fits_no_sibling_is_refused(matcher):
+    match = matcher.match("skypilot", quote("vast", "RTXA2000", "1x-RTX_A2000", "24"))
+    assert match.canonical_key is None
+    assert "none of RTXA2000 or RTXA2000-12GB" in match.reason
+
+
+@pytest.mark.parametrize(
+    ("provider", "accelerator", "instance_type", "memory_gib", "expected"),
+    [
+        ("oci", "A100", "BM.GPU4.8", "40", "A100-40GB-SXM"),
+        ("oci", "A100-80GB", "BM.GPU.A100-v2.8", "80", "A100-80GB-SXM"),
+        ("oci", "H100", "BM.GPU.H100.8", "80", "H100-SXM"),
+        ("oci", "RTXPRO6000", "BM.GPU.RTXPRO.8", "96", "RTXPRO6000-Server"),
+        ("aws", "RTX PRO Server 6000", "g7e.2xlarge", "96", "RTXPRO6000-Server"),
+        ("vast", "RTXPRO6000S", "1x-RTX_PRO_6000_S-32-65536", "95.6", "RTXPRO6000-Server"),
+        ("cudo", "A800", "intel-ice-lake-a800-pci_1x2v4gb", "80", "A800-80GB-PCIE"),
+        ("vast", "RTX3060", "2x-RTX_3060_Ti-32-65536", "8", "RTX3060Ti"),
+        ("vast", "RTX3060", "1x-RTX_3060-32-65536", "12", "RTX3060"),
+        ("vast", "RTX4070", "2x-RTX_4070S_Ti-32-65536", "16", "RTX4070TiSuper"),
+        ("vast", "RTX4060", "1x-RTX_4060_Ti-32-65536", "16", "RTX4060Ti"),
+        ("vast", "RTXA2000", "8x-RTX_A2000-32-65536", "6", "RTXA2000"),
+        ("aws", "Inferentia2", "inf2.xlarge", "32", "Inferentia2"),
+        ("aws", "Inferentia", "inf1.xlarge", "8", "Inferentia"),
+        ("aws", "Trainium", "trn1.2xlarge", "32", "Trainium"),
+        ("aws", "T4g", "g5g.xlarge", "16", "T4G"),
+        ("aws", "Radeon Pro V520", "g4ad.xlarge", "8", "RadeonProV520"),
+        ("aws", "Gaudi HL-205", "dl1.24xlarge", "32", "Gaudi1"),
+        ("gcp", "tpu-v6e", "", None, "TPUv6e"),
+        ("gcp", "tpu-v5litepod", "", None, "TPUv5e"),
+        ("lambda", "GH200", "gpu_1x_gh200", "96", "GH200"),
+    ],
+)
+def test_the_new_parts_and_their_provider_spellings(
+    matcher, provider, accelerator, instance_type, memory_gib, expected
+):
+    match = matcher.match("skypilot", quote(provider, accelerator, instance_type, memory_gib))
+    assert match.canonical_key == expected, match.reason
+
+
+def test_trainium2_is_matched_although_ec2_reports_512_gib_per_device(matcher):
+    match = matcher.match("skypilot", quote("aws", "Trainium2", "trn2.3xlarge", "512"))
+    assert match.canonical_key == "Trainium2"
+    assert "512 GiB" in match.reason
+
+
+def test_an_rtx_pro_6000_whose_edition_is_not_stated_is_refused_with_the_reason(matcher):
+    match = matcher.match("skypilot", quote("verda", "RTX-PRO-6000", "1RTXPRO6000.30V", "96"))
+    assert match.canonical_key is None
+    assert "Server or Workstation Edition" in match.reason
+
+
+def test_fpga_rows_are_refused_as_not_ml_accelerators(matcher):
+    match = matcher.match("skypilot", quote("aws", "Virtex UltraScale (VU9P)", "f1.2xlarge"))
+    assert match.canonical_key is None
+    assert "FPGA" in match.reason
