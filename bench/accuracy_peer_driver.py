@@ -210,6 +210,8 @@ def deepspeed(task: dict) -> float:
 
 
 PEERS = {"llm_analysis": llm_analysis, "accelerate": accelerate, "deepspeed": deepspeed}
+# Figures published in another unit than the one the peers are asked in: (asked as, factor).
+SAME_FIGURE_IN = {"peak_memory_mib_per_gpu": ("peak_memory_gib_per_gpu", 1024)}
 
 
 def versions() -> dict:
@@ -225,11 +227,13 @@ def main() -> None:
     answers: dict[str, dict] = {}
     for task in tasks:
         answers[task["id"]] = {}
+        asked, factor = SAME_FIGURE_IN.get(task["quantity"], (task["quantity"], 1))
+        task = {**task, "quantity": asked}
         for name, peer in PEERS.items():
             # The peers print tables and progress; only this JSON goes to stdout.
             with contextlib.redirect_stdout(io.StringIO()):
                 try:
-                    value, why = peer(task), None
+                    value, why = peer(task) * factor, None
                 except CannotAnswer as reason:
                     value, why = None, str(reason)
                 except (

@@ -191,6 +191,12 @@ def _figure(quantity: str, workload: Workload, candidate: Candidate) -> tuple[fl
         return _point(memory.weights / GIB)
     if quantity == "peak_memory_gib_per_gpu":
         return _point(memory.total / GIB)
+    if quantity == "peak_memory_mib_per_gpu":
+        return _point(memory.total / 2**20)
+    if quantity == "activation_peak_gib_per_gpu":
+        return _point(memory.activations / GIB)
+    if quantity == "non_torch_gib_per_gpu":
+        return _point(memory.runtime_overhead / GIB)
     if quantity == "model_states_gb_per_gpu":
         return _point(memory.model_states / 1e9)
     if quantity == "kv_cache_tokens":
