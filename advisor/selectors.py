@@ -43,6 +43,7 @@ def device_list() -> list[Device]:
             supports_fp8=row["supports_fp8"],
             interconnect=row["interconnect"],
             interconnect_gb_s=_float(row["interconnect_gb_s"]),
+            fp64_tflops=_float(row["fp64_tflops"]),
         )
         for row in Gpu.objects.order_by("name").values(
             "canonical_key",
@@ -61,6 +62,7 @@ def device_list() -> list[Device]:
             "supports_fp8",
             "interconnect",
             "interconnect_gb_s",
+            "fp64_tflops",
         )
     ]
 

@@ -6,13 +6,21 @@ from typing import Any
 
 from advisor.domain.devices import Device, Offer
 from advisor.domain.ranges import Range
-from advisor.domain.rightsizing import observe, project, recommendation, verdict
+from advisor.domain.rightsizing import (
+    Node,
+    NodeGpu,
+    node_of,
+    observe,
+    project,
+    recommendation,
+    verdict,
+)
 from advisor.domain.rightsizing.measured import MeasuredRank
 from advisor.domain.sizing.memory import GIB
 from advisor.domain.sizing.recommend import SizingResult, recommend
 from advisor.domain.sizing.workload import Workload
 from advisor.selectors import catalogue_snapshot_get
-from catalog.domain.device_names import match_device_name
+from catalog.domain.device_names import DeviceMatch, match_device_name
 from catalog.selectors import gpu_memory_gib_by_key
 
 # Right-sizing prices what a job would cost to rerun now: on-demand, not spot or reserved.
@@ -26,18 +34,14 @@ def sizing_advise(*, workload: Workload) -> SizingResult:
 
 def rightsizing_report(*, summary: Mapping[str, Any], ranks: Sequence[MeasuredRank]) -> dict:
     """A trace job's report: `summary` (the analyser's JSON summary) with the catalogue GPU,
-    capacity and peak share of each of its ranks, the devices, the verdict, and what to rent.
+    capacity and peak share of each of its ranks, every GPU of the machine it ran on
+    (`devices`, used or not) and the idle-GPU finding (`node`), the verdict, and what to rent.
     `ranks` are the summary's ranks as the jobs app read them, in the same order."""
     memory_by_key = gpu_memory_gib_by_key()
-    annotated, devices = [], []
+    annotated = []
     for data, rank in zip(summary.get("ranks", []), ranks, strict=True):
         memory = (rank.device_properties or {}).get("totalGlobalMem")
-        match = match_device_name(rank.gpu_name, memory, memory_by_key)
-        capacity = (
-            int(memory)
-            if memory
-            else (int(memory_by_key[match.canonical_key] * GIB) if match.canonical_key else None)
-        )
+        match, capacity = _catalogue_gpu(rank.gpu_name, memory, memory_by_key)
         peak = rank.peak_reserved_bytes or rank.peak_allocated_bytes or rank.peak_memory_used_bytes
         annotated.append(
             {
@@ -49,20 +53,12 @@ def rightsizing_report(*, summary: Mapping[str, Any], ranks: Sequence[MeasuredRa
                 ),
             }
         )
-        devices.append(
-            {
-                "rank": rank.rank,
-                "source": rank.source,
-                "name": rank.gpu_name,
-                "catalog_gpu": match.canonical_key,
-                "match": match.reason,
-                "capacity_bytes": capacity,
-                "peak_memory_used_bytes": peak,
-                "kernel_count": rank.gpu_event_count if rank.source != "nvidia-smi" else None,
-            }
-        )
-    named = next((d for d in devices if d["name"]), None)
-    current_key = next((d["catalog_gpu"] for d in devices if d["catalog_gpu"]), None)
+    node = node_of(ranks)
+    devices = [_device(gpu, memory_by_key) for gpu in node.gpus]
+    # The job's GPU is one it ran on; an idle GPU of another kind on the machine is not it.
+    ran_on = [device for device in devices if device["used"]] or devices
+    named = next((d for d in ran_on if d["name"]), None)
+    current_key = next((d["catalog_gpu"] for d in ran_on if d["catalog_gpu"]), None)
     return {
         **summary,
         "ranks": annotated,
@@ -72,7 +68,42 @@ def rightsizing_report(*, summary: Mapping[str, Any], ranks: Sequence[MeasuredRa
             "match": named["match"] if named else "no GPU named",
         },
         "devices": devices,
-        **_right_sizing(ranks, current_key),
+        "node": {
+            "gpus_present": node.present_gpus,
+            "gpus_needed": node.needed_gpus,
+            "gpus_idle": node.idle_gpus,
+            "finding": node.finding,
+        },
+        **_right_sizing(ranks, current_key, node),
+    }
+
+
+def _catalogue_gpu(
+    name: str | None, memory: Any, memory_by_key: Mapping[str, float]
+) -> tuple[DeviceMatch, int | None]:
+    """The catalogue match of a GPU name and its capacity in bytes: the file's own figure when
+    it gives one, else the catalogue's."""
+    match = match_device_name(name, memory, memory_by_key)
+    if memory:
+        return match, int(memory)
+    if match.canonical_key:
+        return match, int(memory_by_key[match.canonical_key] * GIB)
+    return match, None
+
+
+def _device(gpu: NodeGpu, memory_by_key: Mapping[str, float]) -> dict:
+    match, capacity = _catalogue_gpu(gpu.name, gpu.total_memory_bytes, memory_by_key)
+    return {
+        "index": gpu.index,
+        "rank": gpu.rank,
+        "source": gpu.source,
+        "name": gpu.name,
+        "catalog_gpu": match.canonical_key,
+        "match": match.reason,
+        "capacity_bytes": capacity,
+        "peak_memory_used_bytes": gpu.peak_memory_used_bytes,
+        "kernel_count": gpu.kernel_count,
+        "used": gpu.used,
     }
 
 
@@ -84,7 +115,7 @@ def _range(value: Range | None) -> dict | None:
     )
 
 
-def _right_sizing(ranks: Sequence[MeasuredRank], current_key: str | None) -> dict:
+def _right_sizing(ranks: Sequence[MeasuredRank], current_key: str | None, node: Node) -> dict:
     devices, offers = catalogue_snapshot_get(pricing_model=_RIGHTSIZING_PRICING)
     by_key: dict[str, Device] = {device.key: device for device in devices}
     current = by_key.get(current_key) if current_key else None
@@ -109,8 +140,15 @@ def _right_sizing(ranks: Sequence[MeasuredRank], current_key: str | None) -> dic
         )
         return result
     others = [device for key, device in by_key.items() if key != current.key]
-    projections = project(observed, current, others, offers)
-    result["recommendation"] = recommendation(observed, projections, verdict=judged)
+    projections = project(
+        observed,
+        current,
+        others,
+        offers,
+        node_gpu_count=node.present_gpus if node.idle_gpus else None,
+    )
+    sentence = recommendation(observed, projections, verdict=judged)
+    result["recommendation"] = f"{node.finding}; {sentence}" if node.finding else sentence
     for projection in projections:
         best = projection.best_offer
         result["candidates"].append(
@@ -121,6 +159,9 @@ def _right_sizing(ranks: Sequence[MeasuredRank], current_key: str | None) -> dic
                 # not from a catalogue that may have changed since.
                 "capacity_bytes": int(projection.device.memory_gib * GIB),
                 "is_current": projection.is_current,
+                # GPUs per instance it is priced on: the job's count, or the machine's for the
+                # current GPU when some of it sat idle.
+                "gpu_count": projection.gpu_count,
                 "fits": projection.fits,
                 "reason": projection.reason,
                 "projected_step_time_s": _range(projection.step_s),

@@ -59,6 +59,9 @@ class Device:
     supports_fp8: bool
     interconnect: str
     interconnect_gb_s: float | None
+    # Vector (not tensor-core) FP64 TFLOPS, as the catalogue stores it; right-sizing scales
+    # double-precision code by it. None when the catalogue has no figure.
+    fp64_tflops: float | None = None
 
     @cached_property
     def link(self) -> Link:
@@ -101,6 +104,8 @@ class Device:
             if self.supports_tf32 and self.tf32_tflops:
                 return self.tf32_tflops, None
             return self.fp32_tflops, f"{self.name} has no TF32 units: assumes fp32 math"
+        if precision == "fp64":
+            return self.fp64_tflops, None
         return self.fp32_tflops, None
 
 

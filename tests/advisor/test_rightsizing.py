@@ -145,15 +145,23 @@ def test_communication_over_pcie_is_slower_than_over_nvlink():
     assert bridged.link_gb_s(8) == 64
 
 
-def test_cost_per_1000_steps_is_price_per_gpu_hour_times_step_time():
-    job = _job(host_idle_s=2.0, gpu_count=2)
-    offers = {"H100-SXM": [offer("a", "one", 1, 9.0), offer("aws", "p5.48xlarge", 8, 8 * 6.88)]}
-    (current,) = project(job, H100, [], offers)
-    cheapest, dearer = current.offers
-    assert cheapest.offer.instance_type == "p5.48xlarge"
-    # $6.88 per GPU-hour x 2 GPUs x 2 s x 1000 steps / 3600 s per hour
-    assert cheapest.usd_per_1000_steps.expected == pytest.approx(6.88 * 2 * 2.0 * 1000 / 3600)
-    assert dearer.usd_per_1000_steps.expected == pytest.approx(9.0 * 2 * 2.0 * 1000 / 3600)
+def test_cost_per_1000_steps_is_the_whole_instance_price_times_step_time():
+    # AWS p3.8xlarge (4x V100: $12.24/h in us-east-1, $13.22/h in eu-west-1) and p3.16xlarge
+    # (8x, $24.48/h) in the bundled SkyPilot snapshot: a 4-GPU job rents the first whole; the
+    # bigger one's per-GPU share is not a price anyone pays for it.
+    job = _job(host_idle_s=2.0, gpu_count=4)
+    offers = {
+        "V100-16GB": [
+            offer("aws", "p3.8xlarge", 4, 13.22),
+            offer("aws", "p3.8xlarge", 4, 12.24),
+            offer("aws", "p3.16xlarge", 8, 24.48),
+        ]
+    }
+    (current,) = project(job, GPUS["V100-16GB"], [], offers)
+    assert [cost.offer.usd_per_hour for cost in current.offers] == [12.24, 13.22]
+    # $12.24 per hour for the whole instance x 2 s x 1000 steps / 3600 s per hour
+    assert current.offers[0].usd_per_1000_steps.expected == pytest.approx(12.24 * 2.0 * 1000 / 3600)
+    assert current.gpu_count == 4
 
 
 def test_precision_decides_which_tflops_are_compared():

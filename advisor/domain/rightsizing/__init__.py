@@ -1,10 +1,12 @@
-"""Right-sizing from measurements: what bounds a job (`verdict`), how its measured step would
-run on other GPUs and what that costs (`project`), and a sentence saying what to do
-(`recommendation`). Plain Python: figures and offers come in as values from the catalogue.
+"""Right-sizing from measurements: what bounds a job (`verdict`), the machine it ran on and its
+idle GPUs (`node_of`), how its measured step would run on other GPUs and what renting them
+costs (`project`), and a sentence saying what to do (`recommendation`). Plain Python: figures
+and offers come in as values from the catalogue.
 """
 
 from advisor.domain.devices import Device, Offer
 from advisor.domain.ranges import Range
+from advisor.domain.rightsizing.node import Node, NodeGpu, node_of
 from advisor.domain.rightsizing.observed import ObservedJob, observe
 from advisor.domain.rightsizing.projection import OfferCost, Projection, project
 from advisor.domain.rightsizing.recommend import recommendation
@@ -13,12 +15,15 @@ from advisor.domain.rightsizing.verdict import Evidence, Verdict, verdict
 __all__ = [
     "Device",
     "Evidence",
+    "Node",
+    "NodeGpu",
     "ObservedJob",
     "Offer",
     "OfferCost",
     "Projection",
     "Range",
     "Verdict",
+    "node_of",
     "observe",
     "project",
     "recommendation",

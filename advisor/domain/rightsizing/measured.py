@@ -6,7 +6,7 @@ Read-only properties, so frozen dataclasses satisfy it. Times are microseconds i
 analysed window; an nvidia-smi log has no kernels and fills the utilisation figures instead.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 
@@ -56,9 +56,18 @@ class MeasuredRank(Protocol):
     @property
     def gpu_event_count(self) -> int: ...
     @property
+    def kernel_count(self) -> int: ...  # kernels only: no copies, memsets or syncs
+    @property
+    def fp64_time_us(self) -> float: ...  # computation kernels whose names say FP64
+    @property
     def profiler_steps(self) -> int: ...
     @property
     def last_step_dropped(self) -> bool: ...
+
+    # Every GPU the file says the machine had, used or not: dicts with "id", "name",
+    # "total_memory_bytes" and "kernel_count" (this rank's kernels on it; None for nvidia-smi).
+    @property
+    def gpus_present(self) -> Sequence[Mapping[str, Any]]: ...
 
     # Peak memory: the caching allocator's, or nvidia-smi's memory.used.
     @property

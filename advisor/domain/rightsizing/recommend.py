@@ -60,6 +60,11 @@ def recommendation(
         )
     best = min(cheaper, key=_expected_cost)
     saving_pct = 100 * (1 - _expected_cost(best) / base_cost)
+    if best.device.key == current.device.key:
+        return (
+            f"{context}: the same {name} on a {best.gpu_count}-GPU instance costs "
+            f"{saving_pct:.0f}% less per step than the {current.gpu_count}-GPU machine it ran on"
+        )
     return f"{context}: {_a(best)} costs {saving_pct:.0f}% less per step {_speed(best, current)}"
 
 

@@ -84,6 +84,8 @@ def verdict(
     gpu_ranks = [rank for rank in ranks if not rank.cpu_only and rank.kernel_time_us > 0]
     detailed = [rank for rank in gpu_ranks if rank.source in KERNEL_SOURCES]
     logs = [rank for rank in gpu_ranks if rank.source == "nvidia-smi"]
+    # GPUs that never showed utilisation ran nothing of the job (the node finding names them).
+    logs = [rank for rank in logs if rank.utilization_mean_pct != 0] or logs
     evidence: list[Evidence] = []
     if logs:
         evidence.extend(_log_evidence(logs))

@@ -47,6 +47,11 @@ _MATH = re.compile(
     r"gemm|gemv|matmul|xmma|nvjet|cutlass|cudnn_|fprop|dgrad|wgrad|winograd|convolve"
     r"|flash|fmha|attention|triton_tem|cijk_"
 )
+# Double precision, as cuBLAS (volta_dgemm_64x64_nn, sm80_xmma_gemm_f64f64_..., ampere DMMA),
+# cuSOLVER and templated kernels (saxpy(double *, ...), axpy_kernel_val<double, double, 0>) name
+# it: the mark of scientific code rather than ML. "double" only as a word, so a
+# double-buffered kernel is not taken for one.
+_FP64 = re.compile(r"dgemm|zgemm|dgemv|dmma|dtrsm|dsyrk|dpotrf|f64|fp64|(?<![a-z])double(?![a-z_])")
 # First match wins, so mixed names ("sm80_xmma_gemm_f16f16_f16f32_f32", "..._tf32f32_f32") take
 # the input precision, which the tensor cores run at, not the accumulator's.
 _PRECISIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -54,6 +59,7 @@ _PRECISIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bf16", re.compile(r"bf16|bfloat16|_bbs_|_bss_")),
     ("tf32", re.compile(r"tf32|tensorop_s1688")),
     ("fp16", re.compile(r"(?<![a-z0-9])(f16|fp16)|half|h884|h1688|h16816|hgemm|_hhs_|_hss_|_hb_")),
+    ("fp64", _FP64),
     ("fp32", re.compile(r"sgemm|scudnn|(?<![a-z0-9])(f32f32|fp32)|<float\b|float,|_sb_")),
 )
 
@@ -71,3 +77,9 @@ def math_precision(name: str) -> str:
         if pattern.search(lowered):
             return precision
     return "unknown"
+
+
+def names_fp64(name: str) -> bool:
+    """Whether a kernel's name says it computes in double precision (any kernel, not only
+    matrix math): "saxpy(double *, double *, double *, double, int)" does."""
+    return _FP64.search(name.lower()) is not None

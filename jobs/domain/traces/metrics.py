@@ -12,11 +12,14 @@ from jobs.domain.traces.kernels import (
     kernel_type,
     math_precision,
     memcpy_kind,
+    names_fp64,
 )
 from jobs.domain.traces.summary import KernelTotal
 from jobs.domain.traces.work import GpuWork
 
 TOP_KERNELS = 10
+# What counts as a kernel: code the GPU ran, not the copy engines' or the driver's work.
+KERNEL_TYPES = frozenset({KernelType.COMPUTATION, KernelType.COMMUNICATION})
 # Gaps shorter than this are the launch path's normal latency, not starvation.
 LAUNCH_GAP_THRESHOLD_US = 10.0
 
@@ -123,6 +126,13 @@ def _by_kernel(
             copy_us[kind] += total
         if math[name_id]:
             precision_us[math_precision(names[name_id])] += total
+    fp64_us = float(
+        sum(
+            total
+            for name_id, total in total_us.items()
+            if types[name_id] is KernelType.COMPUTATION and names_fp64(names[name_id])
+        )
+    )
     ranked = sorted(total_us, key=lambda name_id: (-total_us[name_id], names[name_id]))
     top = [
         KernelTotal(names[i], types[i].value, count[i], total_us[i]) for i in ranked[:TOP_KERNELS]
@@ -133,7 +143,43 @@ def _by_kernel(
         "memcpy_bytes_by_kind": dict(sorted(copied_bytes.items())),
         "memcpy_us_by_kind": dict(sorted(copy_us.items())),
         "math_time_by_precision_us": dict(sorted(precision_us.items())),
+        "kernel_count": sum(n for name_id, n in count.items() if types[name_id] in KERNEL_TYPES),
+        "fp64_time_us": fp64_us,
     }
+
+
+def gpus_present(
+    listed: list[dict[str, Any]], work: GpuWork, names: list[str]
+) -> list[dict[str, Any]]:
+    """Every GPU a file lists (device properties under Kineto's names: id, name,
+    totalGlobalMem), and any it ran work on without listing, each with this work's kernel
+    count on it: {"id", "name", "total_memory_bytes", "kernel_count"}, by id."""
+    is_kernel = [kernel_type(name) in KERNEL_TYPES for name in names]
+    kernels: Counter[int] = Counter(
+        device
+        for device, name_id in zip(work.device, work.name_id, strict=True)
+        if is_kernel[name_id]
+    )
+    found: dict[int, dict[str, Any]] = {}
+    for properties in listed:
+        device = properties.get("id")
+        if type(device) is int and device not in found:
+            name, memory = properties.get("name"), properties.get("totalGlobalMem")
+            found[device] = {
+                "id": device,
+                "name": name if isinstance(name, str) else None,
+                "total_memory_bytes": memory if type(memory) is int and memory > 0 else None,
+                "kernel_count": kernels[device],
+            }
+    for device in sorted(set(work.device) - set(found)):
+        if device >= 0:
+            found[device] = {
+                "id": device,
+                "name": None,
+                "total_memory_bytes": None,
+                "kernel_count": kernels[device],
+            }
+    return [found[device] for device in sorted(found)]
 
 
 def _launch_gaps(work: GpuWork) -> dict[str, Any]:

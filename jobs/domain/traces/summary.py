@@ -78,6 +78,14 @@ class RankSummary:
     power_mean_w: float | None = None
     utilization_series: list[tuple[float, float]] = field(default_factory=list)
     memory_series: list[tuple[float, int]] = field(default_factory=list)
+    # Kernels only (computation and collectives), not copies, memsets or syncs; 0 for
+    # nvidia-smi, which sees no kernels.
+    kernel_count: int = 0
+    # Time of computation kernels whose names say double precision (`kernels.names_fp64`).
+    fp64_time_us: float = 0.0
+    # Every GPU the file says the machine had, used or not (`metrics.gpus_present`): Kineto's
+    # deviceProperties, nsys's TARGET_INFO_GPU, nvidia-smi's indices.
+    gpus_present: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

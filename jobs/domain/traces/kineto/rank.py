@@ -5,7 +5,7 @@ from typing import Any
 
 from jobs.domain.traces.kineto.parse import ParsedTrace
 from jobs.domain.traces.kineto.steps import select_gpu_work
-from jobs.domain.traces.metrics import work_metrics
+from jobs.domain.traces.metrics import gpus_present, work_metrics
 from jobs.domain.traces.summary import RankSummary
 from jobs.domain.traces.work import GpuWork
 
@@ -40,6 +40,7 @@ def summarize_rank(parsed: ParsedTrace, *, ns_rounding: bool, warnings: list[str
         "cpu_only": len(events.gpu) == 0,
         "ns_rounding_used": work.rounded,
         "last_step_dropped": work.last_step_dropped,
+        "gpus_present": gpus_present(parsed.device_properties, work, events.names),
     }
     return RankSummary(**base, **work_metrics(work, events.names, label=label, warnings=warnings))
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobs.domain.traces.metrics import work_metrics
+from jobs.domain.traces.metrics import gpus_present, work_metrics
 from jobs.domain.traces.nsys.schema import (
     KERNEL_TABLE,
     MEMCPY_TABLE,
@@ -80,8 +80,9 @@ def summarize_nsys(
         raise no_cuda_activity(label)
     if not properties:
         warnings.append(f"{label}: the export names no GPU (no TARGET_INFO_GPU table)")
+    listed = [properties[device] for device in sorted(properties)]
     return [
-        _rank(label, device, work, names.names, properties.get(device, {"id": device}), warnings)
+        _rank(label, device, work, names.names, listed=listed, warnings=warnings)
         for device, work in per_device
     ]
 
@@ -91,9 +92,13 @@ def _rank(
     device: int,
     work: GpuWork,
     names: list[str],
-    properties: dict[str, Any],
+    *,
+    listed: list[dict[str, Any]],
     warnings: list[str],
 ) -> RankSummary:
+    """One GPU's summary; `listed` is every GPU of the export (TARGET_INFO_GPU), so a GPU
+    that ran nothing is still on record as present."""
+    properties = next((p for p in listed if p.get("id") == device), {"id": device})
     name = properties.get("name")
     return RankSummary(
         rank=device,
@@ -108,6 +113,7 @@ def _rank(
         cpu_only=False,
         ns_rounding_used=False,
         source="nsys",
+        gpus_present=gpus_present(listed, work, names),
         **work_metrics(work, names, label=f"{label} (GPU {device})", warnings=warnings),
     )
 

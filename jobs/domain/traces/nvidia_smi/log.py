@@ -108,6 +108,15 @@ def _summarize_gpu(gpu: GpuSamples, ordinal: int, start_s: float, label: str) ->
         power_mean_w=_weighted_mean([gpu.power_w[i] for i in order], weights_s),
         utilization_series=_downsample(times_s, utilization, statistics.fmean),
         memory_series=[(t, int(b)) for t, b in _downsample(times_s, used, max)],
+        # Each logged GPU is present; nvidia-smi cannot count kernels.
+        gpus_present=[
+            {
+                "id": _index(gpu.key, ordinal),
+                "name": gpu.name,
+                "total_memory_bytes": properties.get("totalGlobalMem"),
+                "kernel_count": None,
+            }
+        ],
     )
 
 
