@@ -166,6 +166,19 @@ def main() -> None:
                 for name in PEER_NAMES
                 if not args.skip_peers
             },
+            # Ours over the rows each peer answers, so the two medians compare like with like.
+            "ours_on_peer_rows": {
+                name: _medians(
+                    [
+                        e
+                        for e in entries
+                        if (e["peers"].get(name) or {}).get("error_pct") is not None
+                    ],
+                    lambda e: e["ours"].get("error_pct"),
+                )
+                for name in PEER_NAMES
+                if not args.skip_peers
+            },
         },
         "inside_by_category": {
             "ours": _inside_counts(entries, "ours"),

@@ -93,11 +93,20 @@ def llm_analysis(task: dict) -> float:
         hbm_memory_efficiency=LLM_ANALYSIS_EFFICIENCY["hbm"],
     )
     if not trains:
-        summary = analysis.inference(
-            batch_size_per_gpu=given.get("batch_size", 1),
-            seq_len=given["context_tokens"] - given.get("output_tokens", 0),
-            num_tokens_to_generate=max(given.get("output_tokens", 0), 1),
-        )
+        kv_dtype = given.get("kv_dtype") or given.get("weight_dtype", "bf16")
+        try:
+            summary = analysis.inference(
+                batch_size_per_gpu=given.get("batch_size", 1),
+                seq_len=given["context_tokens"] - given.get("output_tokens", 0),
+                num_tokens_to_generate=max(given.get("output_tokens", 0), 1),
+                kv_cache_dtype_bytes=max(DTYPE_BITS[kv_dtype] // 8, 1),
+            )
+        except AssertionError as error:
+            if "too large to fit" in str(error):
+                raise CannotAnswer(
+                    "refuses the batch: by its own count the KV cache and activations do not fit"
+                ) from error
+            raise
         if quantity == "weights_gib_per_gpu":
             return summary["weight_memory_per_gpu"] / GIB
         if quantity == "decode_tokens_per_s_per_sequence":

@@ -21,6 +21,16 @@ def _cell(median: dict | None) -> str:
     return f"{median['median_abs_error_pct']:.1f}% ({median['rows']})"
 
 
+def _peer_cell(median: dict | None, ours_there: dict | None) -> str:
+    """The peer's median, its row count, and ours on those same rows."""
+    if not median:
+        return ""
+    return (
+        f"{median['median_abs_error_pct']:.1f}% ({median['rows']}; ours "
+        f"{ours_there['median_abs_error_pct']:.1f}%)"
+    )
+
+
 def _inside(stored: dict | None) -> str:
     if not stored or "error" in stored:
         return "error" if stored else ""
@@ -63,7 +73,8 @@ def markdown(results: dict) -> str:
         "## How accurate is this: median |error| of the expected value, by category",
         "",
         f"Rows: {len(results['rows'])} published measurements "
-        f"(`tests/fixtures/calibration/published.json`). Cells: median |error| (rows it covers).",
+        f"(`tests/fixtures/calibration/published.json`). Cells: median |error| of the expected "
+        "value (rows it covers; for a peer, ours on the same rows).",
         "",
         _row(
             [
@@ -79,7 +90,12 @@ def markdown(results: dict) -> str:
     ]
     inside = results["inside_by_category"]
     for category in categories:
-        peer_cells = [_cell(medians["peers"][p].get(category)) for p in peers]
+        peer_cells = [
+            _peer_cell(
+                medians["peers"][p].get(category), medians["ours_on_peer_rows"][p].get(category)
+            )
+            for p in peers
+        ]
         lines.append(
             _row(
                 [
