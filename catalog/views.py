@@ -7,6 +7,7 @@ from django.utils import timezone
 from django_filters import FilterSet
 
 from catalog.charts import price_history_svg
+from catalog.domain.offer_groups import group_offers_by_provider
 from catalog.filters import GpuFilter, OfferFilter
 from catalog.models import Gpu
 from catalog.selectors import (
@@ -19,7 +20,9 @@ from catalog.selectors import (
 )
 
 OFFERS_PER_PAGE = 50
-GPU_PAGE_OFFER_LIMIT = 100
+# The GPU page answers "where is it cheapest": a few rows per provider, a few providers a page.
+ROWS_PER_PROVIDER = 10
+PROVIDERS_PER_PAGE = 8
 
 
 def _filtered(filterset: FilterSet) -> QuerySet:
@@ -41,16 +44,24 @@ def gpu_list_page(request: HttpRequest) -> HttpResponse:
 
 
 def gpu_detail_page(request: HttpRequest, canonical_key: str) -> HttpResponse:
+    """Offers grouped by provider and paged by provider; `?all=1` lists every offer flat."""
     gpu = get_object_or_404(Gpu, canonical_key=canonical_key)
-    offers = gpu_offers_list(gpu=gpu)
+    offers = list(gpu_offers_list(gpu=gpu))
+    show_all = request.GET.get("all") == "1"
+    groups = group_offers_by_provider(offers, rows_per_provider=ROWS_PER_PROVIDER)
+    provider_page = Paginator(groups, PROVIDERS_PER_PAGE).get_page(request.GET.get("page"))
     return render(
         request,
         "catalog/gpu_detail.html",
         {
             "gpu": gpu,
-            "offers": offers[:GPU_PAGE_OFFER_LIMIT],
-            "offer_count": offers.count(),
-            "offer_limit": GPU_PAGE_OFFER_LIMIT,
+            "mig_profiles": gpu.mig_profiles.all(),
+            "show_all": show_all,
+            "offers": offers if show_all else [],
+            "offer_count": len(offers),
+            "provider_count": len(groups),
+            "provider_page": provider_page,
+            "rows_per_provider": ROWS_PER_PROVIDER,
             "history_chart": price_history_svg(
                 gpu_cheapest_per_gpu_hour_history(gpu=gpu),
                 title=f"Cheapest {gpu.name} offer, USD per GPU-hour, at each observation",

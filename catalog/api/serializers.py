@@ -1,10 +1,32 @@
 from rest_framework import serializers
 
-from catalog.models import Gpu, Offer
+from catalog.models import Gpu, MigProfile, Offer
+
+
+class MigProfileSerializer(serializers.ModelSerializer):
+    compute_fraction = serializers.FloatField(read_only=True)
+
+    class Meta:
+        model = MigProfile
+        fields = [
+            "profile",
+            "compute_slices",
+            "compute_slices_total",
+            "compute_fraction",
+            "memory_fraction",
+            "memory_gib",
+            "memory_basis",
+            "max_count",
+            "confidence",
+            "source_url",
+            "memory_source_url",
+            "notes",
+        ]
 
 
 class GpuSerializer(serializers.ModelSerializer):
     memory_bytes = serializers.IntegerField(read_only=True)
+    mig_profiles = MigProfileSerializer(many=True, read_only=True)
     url = serializers.HyperlinkedIdentityField(
         view_name="api:gpu-detail", lookup_field="canonical_key"
     )

@@ -47,7 +47,7 @@ class GpuViewSet(viewsets.ReadOnlyModelViewSet):
     pagination_class = CatalogPagination
 
     def get_queryset(self):
-        return gpu_list().order_by("vendor", "-memory_gib", "name")
+        return gpu_list().prefetch_related("mig_profiles").order_by("vendor", "-memory_gib", "name")
 
 
 class OfferViewSet(viewsets.ReadOnlyModelViewSet):

@@ -4,7 +4,7 @@ record the run. A feed that fails or looks implausible changes no price."""
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from catalog.domain.matching import GpuMatcher, parse_alias_rules
+from catalog.domain.mig import parse_mig_profiles
 from catalog.domain.specs import parse_gpu_specs
 from catalog.domain.validation import BatchRefused, ValidatedBatch, validate_batch
 from catalog.feeds import FETCHERS, FeedRequest, FetchedFeed
@@ -20,6 +21,7 @@ from catalog.feeds.http import FeedError, TransientFeedError
 from catalog.feeds.skypilot import parse_vms_csv
 from catalog.models import Offer, PriceRefresh, PriceSource
 from catalog.selectors import gpu_memory_gib_by_key
+from catalog.services.mig import mig_profiles_upsert
 from catalog.services.offers import (
     BUNDLED_DATA_DIR,
     UpsertCounts,
@@ -159,6 +161,8 @@ def catalog_load_bundled(*, data_dir: Path = BUNDLED_DATA_DIR) -> "CatalogLoadRe
         specs = parse_gpu_specs(specs_file)
     manifest = json.loads((data_dir / "skypilot" / "manifest.json").read_text())
     gpus = gpus_upsert(specs=specs)
+    with (data_dir / "mig_profiles.csv").open(newline="") as mig_file:
+        mig_profiles = mig_profiles_upsert(specs=parse_mig_profiles(mig_file))
     providers_ensure(row["key"] for row in bundled_provider_rows())
     excluded = {e["file"]: e["excluded"] for e in manifest["files"] if e.get("excluded")}
 
@@ -177,7 +181,9 @@ def catalog_load_bundled(*, data_dir: Path = BUNDLED_DATA_DIR) -> "CatalogLoadRe
     run = price_refresh(
         source=PriceSource.BUNDLED, fetch=read_snapshot, triggered_by="load_catalog"
     )
-    return CatalogLoadReport(gpus=gpus, refresh=run, excluded_files=excluded)
+    return CatalogLoadReport(
+        gpus=gpus, refresh=run, excluded_files=excluded, mig_profiles=mig_profiles
+    )
 
 
 @dataclass
@@ -185,6 +191,7 @@ class CatalogLoadReport:
     gpus: UpsertCounts
     refresh: PriceRefresh
     excluded_files: dict[str, str]
+    mig_profiles: UpsertCounts = field(default_factory=UpsertCounts)
 
 
 def price_source_fetcher(

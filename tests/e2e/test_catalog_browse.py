@@ -41,12 +41,46 @@ def test_browse_gpus_filter_offers_and_open_a_gpu_page(page: Page, site: str):
     rows.first.get_by_role("link", name="H100 SXM").click()
     expect(page.get_by_role("heading", name=re.compile("H100 SXM"))).to_be_visible()
     expect(page.get_by_text("3,350 GB/s")).to_be_visible()
-    expect(page.get_by_role("heading", name="Offers, cheapest per GPU-hour first")).to_be_visible()
+    expect(page.get_by_role("heading", name="Offers, cheapest provider first")).to_be_visible()
+    page.get_by_role("link", name="every offer in one list").click()
     prices = [
         float(text.lstrip("$").replace(",", ""))
         for text in page.locator("table.offers tbody tr td:nth-child(8)").all_inner_texts()
     ]
     assert prices == sorted(prices) and len(prices) > 0
+
+
+def _dollars(text: str) -> float | None:
+    return float(text.lstrip("$").replace(",", "")) if text.startswith("$") else None
+
+
+def test_a_gpu_page_groups_offers_by_provider_with_spot_beside_on_demand(page: Page, site: str):
+    page.goto(f"{site}/gpus/H100-SXM/")
+    groups = page.locator("#offers-by-provider tbody.provider-group")
+    expect(groups.first).to_be_visible()
+    leads = []
+    for index in range(groups.count()):
+        group = groups.nth(index)
+        rows = group.locator("tr.instance")
+        assert 1 <= rows.count() <= 10
+        cheapest = []
+        for row in range(rows.count()):
+            cells = rows.nth(row).locator("td")
+            prices = [_dollars(cells.nth(column).inner_text()) for column in (3, 4)]
+            cheapest.append(min(p for p in prices if p is not None))
+        assert cheapest == sorted(cheapest)
+        leads.append(cheapest[0])
+    assert leads == sorted(leads)
+    both = (
+        page.locator("#offers-by-provider tr.instance")
+        .filter(has=page.locator("td.spot a"))
+        .filter(has=page.locator("td.on-demand a"))
+    )
+    expect(both.first).to_be_visible()  # one instance, its on-demand and spot price in one row
+
+    page.get_by_role("link", name="more providers").click()
+    expect(page.locator("#offers-by-provider tbody.provider-group").first).to_be_visible()
+    expect(page.get_by_role("link", name="cheaper providers")).to_be_visible()
 
 
 def test_a_bad_filter_value_shows_the_error_not_a_crash(page: Page, site: str):
