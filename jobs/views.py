@@ -77,10 +77,13 @@ def _trace_charts(report: dict) -> dict:
 def _advised(report: dict) -> dict | None:
     """The cheapest fitting candidate other than the current GPU, when the report stored its
     capacity (reports written before candidates carried capacity_bytes get no capacity line)."""
+    candidates = report.get("candidates", [])
+    current = next((c["gpu"] for c in candidates if c["is_current"]), None)
+    # The current GPU on a smaller instance has the current GPU's capacity line already.
     options = [
         c
-        for c in report.get("candidates", [])
-        if c["fits"] and not c["is_current"] and c["usd_per_1000_steps"]
+        for c in candidates
+        if c["fits"] and not c["is_current"] and c["usd_per_1000_steps"] and c["gpu"] != current
     ]
     if not options:
         return None

@@ -40,3 +40,16 @@ def test_an_old_report_without_stored_capacity_gets_no_capacity_line(django_asse
     report = {"candidates": [_candidate("L4", 2.0)]}
     with django_assert_num_queries(0):
         assert _advised(report) is None
+
+
+def test_the_current_gpu_on_a_smaller_instance_is_not_drawn_as_the_advised_one():
+    # A 4-GPU machine with 3 idle: its GPU on a 1-GPU instance is cheapest, but its capacity
+    # line is the current one's; the advised line is the cheapest other GPU.
+    report = {
+        "candidates": [
+            {**_candidate("A100-40GB-SXM", 9.0, gpu_count=4), "is_current": True},
+            _candidate("A100-40GB-SXM", 2.0, gpu_count=1, capacity_bytes=40 * 2**30),
+            _candidate("L4", 3.0, gpu_count=1, capacity_bytes=24 * 2**30),
+        ]
+    }
+    assert _advised(report)["gpu"] == "L4"

@@ -144,3 +144,10 @@ def test_the_job_page_calls_out_the_idle_gpus_of_the_node(client, team, media_ro
     assert "3 of 4 GPUs were idle for the whole window" in page
     assert page.count('<span class="badge">idle</span>') == 3
     assert "GPUs per instance" in page
+
+
+def test_analyze_trace_prints_the_recommendation_with_the_idle_gpu_finding(catalog):
+    out = StringIO()
+    call_command("analyze_trace", str(NODE_4X), stdout=out)
+    (line,) = [line for line in out.getvalue().splitlines() if line.startswith("Recommendation")]
+    assert line.startswith("Recommendation: 3 of 4 GPUs were idle for the whole window")

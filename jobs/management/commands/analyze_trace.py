@@ -44,3 +44,5 @@ class Command(BaseCommand):
                 f"{rank['non_compute_pct']:.1f}%, idle {rank['idle_pct']:.1f}% "
                 f"of {rank['kernel_time_us'] / 1000:.1f} ms"
             )
+        if report.get("recommendation"):
+            self.stdout.write(f"Recommendation: {report['recommendation']}")
