@@ -104,3 +104,27 @@ def test_the_median_error_of_the_expected_value_is_below_the_engine_before_this_
             old = before.get(category, {}).get("median_abs_error_pct", float("nan"))
             print(f"  {category:20} now {now['median_abs_error_pct']:6.1f}   before {old:6.1f}")
     assert medians["all"]["median_abs_error_pct"] < before["all"]["median_abs_error_pct"]
+
+
+@pytest.mark.parametrize(
+    "category", sorted({row["category"] for row in ROWS} - {"fit_verdict"}), ids=str
+)
+def test_no_category_is_less_accurate_than_before_this_issue(category):
+    rows = [row for row in ROWS if row["category"] == category]
+    now = median_abs_error_pct((category, record(row).get("error_pct")) for row in rows)
+    before = json.loads(BASELINE_PATH.read_text())["median_abs_error_pct"][category]
+    assert now[category]["median_abs_error_pct"] <= before["median_abs_error_pct"], (
+        f"{category}: median |error| {now[category]['median_abs_error_pct']}% now, "
+        f"{before['median_abs_error_pct']}% before"
+    )
+
+
+def test_at_least_as_many_fit_verdicts_match_as_before_this_issue():
+    stored = json.loads(BASELINE_PATH.read_text())
+    before = dict(zip(stored["row_ids"], stored["records"], strict=True))
+    verdicts = [row for row in ROWS if row["category"] == "fit_verdict"]
+    matched_now = sum(bool(record(row).get("inside")) for row in verdicts)
+    matched_before = sum(bool(before[row["id"]].get("inside")) for row in verdicts)
+    assert matched_now >= matched_before, (
+        f"{matched_now} of {len(verdicts)}, {matched_before} before"
+    )
