@@ -104,3 +104,12 @@ def test_a_machine_with_idle_gpus_is_priced_whole_beside_the_instance_the_job_ne
 def test_without_idle_gpus_the_current_gpu_is_listed_once():
     projections = project(_job(), V100, [], {"V100-16GB": [P3_2X]}, node_gpu_count=1)
     assert [p.is_current for p in projections] == [True]
+
+
+def test_a_saving_above_99_5_percent_is_not_rounded_to_100():
+    # Prices chosen for the arithmetic, not quoted: $30/h for the 8-GPU machine, $0.09/h for one
+    # GPU: 1 - 0.09 / 30 = 99.7 % less.
+    offers = {"V100-16GB": [offer("x", "eight", 8, 30.0), offer("x", "one", 1, 0.09)]}
+    job = _job()
+    sentence = recommendation(job, project(job, V100, [], offers, node_gpu_count=8))
+    assert "costs 99.7% less per step than the 8-GPU machine it ran on" in sentence

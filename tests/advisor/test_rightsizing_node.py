@@ -100,3 +100,10 @@ def test_a_gpu_whose_utilisation_was_never_reported_is_not_called_idle(tmp_path)
     node = node_of(_ranks(_smi_log(tmp_path, {0: "90 %", 1: "[N/A]"})))
     assert [gpu.used for gpu in node.gpus] == [True, None]
     assert node.idle_gpus == 0 and node.finding == ""
+
+
+def test_a_summary_that_lists_no_gpus_still_names_the_one_it_ran_on():
+    (rank,) = _ranks(NSYS_1X)
+    node = node_of([dataclasses.replace(rank, gpus_present=[])])
+    (gpu,) = node.gpus
+    assert (gpu.index, gpu.name, gpu.kernel_count, gpu.used) == (0, rank.gpu_name, 5, True)

@@ -53,7 +53,7 @@ def node_of(ranks: Sequence[MeasuredRank]) -> Node:
     listing = detailed or gpu_ranks
     merged: dict[int, dict[str, Any]] = {}
     for rank in listing:
-        for listed in rank.gpus_present:
+        for listed in rank.gpus_present or [_own_gpu(rank)]:
             _merge(merged, rank, listed)
     gpus = [NodeGpu(**merged[index]) for index in sorted(merged)]
     used = sum(1 for gpu in gpus if gpu.used)
@@ -65,6 +65,18 @@ def node_of(ranks: Sequence[MeasuredRank]) -> Node:
     unknown = sum(1 for gpu in gpus if gpu.used is None)
     idle = max(len(gpus) - max(used + unknown, world_size), 0)
     return Node(gpus, needed, idle, _finding(gpus, idle, used, world_size))
+
+
+def _own_gpu(rank: MeasuredRank) -> dict[str, Any]:
+    """The GPU a rank ran on, for summaries that list none (written before they listed them)."""
+    properties = rank.device_properties or {}
+    index = properties.get("id", rank.rank)
+    return {
+        "id": index if type(index) is int else 0,
+        "name": rank.gpu_name,
+        "total_memory_bytes": properties.get("totalGlobalMem"),
+        "kernel_count": None if rank.source == "nvidia-smi" else rank.kernel_count,
+    }
 
 
 def _merge(merged: dict[int, dict[str, Any]], rank: MeasuredRank, listed: Mapping) -> None:

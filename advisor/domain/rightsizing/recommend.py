@@ -60,12 +60,14 @@ def recommendation(
         )
     best = min(cheaper, key=_expected_cost)
     saving_pct = 100 * (1 - _expected_cost(best) / base_cost)
+    # A whole idle machine against one GPU saves over 99.5 %: "100% less" would read as free.
+    saving = f"{saving_pct:.1f}" if saving_pct >= 99.5 else f"{saving_pct:.0f}"
     if best.device.key == current.device.key:
         return (
             f"{context}: the same {name} on a {best.gpu_count}-GPU instance costs "
-            f"{saving_pct:.0f}% less per step than the {current.gpu_count}-GPU machine it ran on"
+            f"{saving}% less per step than the {current.gpu_count}-GPU machine it ran on"
         )
-    return f"{context}: {_a(best)} costs {saving_pct:.0f}% less per step {_speed(best, current)}"
+    return f"{context}: {_a(best)} costs {saving}% less per step {_speed(best, current)}"
 
 
 def _context(job: ObservedJob, current: Projection) -> str:
