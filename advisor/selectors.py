@@ -44,6 +44,8 @@ def device_list() -> list[Device]:
             interconnect=row["interconnect"],
             interconnect_gb_s=_float(row["interconnect_gb_s"]),
             fp64_tflops=_float(row["fp64_tflops"]),
+            confidence=row["confidence"],
+            spec_notes=row["notes"],
         )
         for row in Gpu.objects.order_by("name").values(
             "canonical_key",
@@ -63,6 +65,8 @@ def device_list() -> list[Device]:
             "interconnect",
             "interconnect_gb_s",
             "fp64_tflops",
+            "confidence",
+            "notes",
         )
     ]
 

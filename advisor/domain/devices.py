@@ -62,6 +62,18 @@ class Device:
     # Vector (not tensor-core) FP64 TFLOPS, as the catalogue stores it; right-sizing scales
     # double-precision code by it. None when the catalogue has no figure.
     fp64_tflops: float | None = None
+    # The catalogue's confidence in this part's figures (high, medium, low) and its notes on
+    # them: an answer that leans on a low-confidence part says so.
+    confidence: str = ""
+    spec_notes: str = ""
+
+    @property
+    def low_confidence_warning(self) -> str | None:
+        """What a sizing answer on this part warns, or None when its figures are sourced."""
+        if self.confidence != "low":
+            return None
+        why = self.spec_notes or "the catalogue could not source all of its figures"
+        return f"{self.name}'s specs are low confidence: {why}"
 
     @cached_property
     def link(self) -> Link:

@@ -37,6 +37,8 @@ def catalogue_devices() -> dict[str, Device]:
             interconnect=row["interconnect"],
             interconnect_gb_s=_number(row["interconnect_gbps"]),
             fp64_tflops=_number(row["fp64_tflops"]),
+            confidence=row["confidence"],
+            spec_notes=row["notes"],
         )
         for row in rows
     }

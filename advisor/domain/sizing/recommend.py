@@ -171,6 +171,8 @@ def _candidate(
             f"tensor parallel over {tp} GPUs without a fast link ({device.interconnect}): "
             "all-reduces cross PCIe, so it runs at about half speed"
         )
+    if device.low_confidence_warning:
+        candidate.warnings.append(device.low_confidence_warning)
     if workload.task is Task.QLORA and parallelism.zero_stage == 3:
         candidate.warnings.append(
             "4-bit QLoRA sharded with ZeRO-3 / FSDP needs a stack that supports it "

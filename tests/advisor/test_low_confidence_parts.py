@@ -1,0 +1,51 @@
+"""A sizing answer that leans on a part whose figures the catalogue could not source (confidence
+low) says so, with the catalogue's note on what is missing; sourced parts carry no such warning."""
+
+from advisor.domain.sizing.architecture import architecture_from_params
+from advisor.domain.sizing.recommend import recommend
+from advisor.domain.sizing.workload import Task, Workload
+from tests.advisor.devices import made_up_device, offer
+
+URL = "/api/v1/advice/sizing"
+NOTE = "memory and FP32 from one secondary source; tensor figures unknown"
+
+
+def _sized(devices):
+    workload = Workload(architecture=architecture_from_params(1e9), task=Task.INFERENCE)
+    offers = {device.key: [offer("p", f"{device.key}.1x", 1, 1.0)] for device in devices}
+    return recommend(workload, devices, offers).candidates
+
+
+def test_every_candidate_on_a_low_confidence_part_warns_with_the_catalogues_note():
+    shaky = made_up_device(
+        "SHAKY", bf16_tflops=100, supports_bf16=True, confidence="low", spec_notes=NOTE
+    )
+    candidates = [c for c in _sized([shaky]) if c.device.key == "SHAKY"]
+    assert candidates
+    for candidate in candidates:
+        assert f"SHAKY's specs are low confidence: {NOTE}" in candidate.warnings
+
+
+def test_high_and_medium_confidence_parts_carry_no_low_confidence_warning():
+    sourced = [
+        made_up_device(key, bf16_tflops=100, supports_bf16=True, confidence=confidence)
+        for key, confidence in (("HIGH", "high"), ("MEDIUM", "medium"))
+    ]
+    for candidate in _sized(sourced):
+        assert not any("low confidence" in warning for warning in candidate.warnings)
+
+
+def test_the_sizing_api_says_the_a10gs_specs_are_low_confidence(api):
+    """AWS's A10G has no NVIDIA datasheet: the catalogue marks it low, and every A10G
+    candidate of the answer carries the warning; an H100 (datasheet) carries none."""
+    body = api.post(URL, {"model": "llama-3.2-3b", "task": "inference"}, format="json").json()
+    a10g = [c for c in body["candidates"] if c["gpu"] == "A10G"]
+    h100 = [c for c in body["candidates"] if c["gpu"] == "H100-SXM"]
+    assert a10g and h100
+    for candidate in a10g:
+        assert any(
+            w.startswith("A10G's specs are low confidence: AWS-exclusive")
+            for w in candidate["warnings"]
+        )
+    for candidate in h100:
+        assert not any("low confidence" in w for w in candidate["warnings"])
