@@ -5,6 +5,7 @@ The 4-GPU export is made from the real Perlmutter one by `tests/fixtures/traces/
 make_4gpu_node.py` (provenance in its docstring); the other files are the real samples of
 tests/fixtures/traces/README.md."""
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from jobs.domain.traces import analyze_traces
 from jobs.domain.traces.kernels import math_precision, names_fp64
+from jobs.domain.traces.metrics import MAX_GPUS_PRESENT
 from tests.fixtures.traces.pipit.make_4gpu_node import make
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
@@ -115,3 +117,24 @@ def test_the_saxpy_export_spends_its_kernel_time_in_fp64():
     (kernel_ns,) = _rows(NSYS_1X, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL")[0]
     assert rank.fp64_time_us == pytest.approx(kernel_ns / 1000)
     assert rank.math_time_by_precision_us == {}  # no GEMM, convolution or attention
+
+
+def test_a_file_listing_thousands_of_gpus_is_cut_to_the_limit_with_a_warning(tmp_path):
+    listed = [{"id": device, "name": "NVIDIA H100"} for device in range(5000)]
+    kernel = {
+        "ph": "X",
+        "cat": "kernel",
+        "name": "k",
+        "pid": 4321,
+        "tid": 7,
+        "ts": 0,
+        "dur": 10,
+        "args": {"device": 4321, "stream": 7, "correlation": 1},
+    }
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"deviceProperties": listed, "traceEvents": [kernel]}))
+    summary = analyze_traces([path])
+    (rank,) = summary.ranks
+    assert len(rank.gpus_present) == MAX_GPUS_PRESENT
+    assert 4321 in [gpu["id"] for gpu in rank.gpus_present]  # the GPU that ran is kept
+    assert f"many.json: lists 5000 GPUs; only {MAX_GPUS_PRESENT} are reported" in summary.warnings

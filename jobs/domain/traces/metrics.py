@@ -148,12 +148,23 @@ def _by_kernel(
     }
 
 
+# A bound on the GPUs one file may list, so a hostile file cannot fill the report with them;
+# far above what one machine holds.
+MAX_GPUS_PRESENT = 64
+
+
 def gpus_present(
-    listed: list[dict[str, Any]], work: GpuWork, names: list[str]
+    listed: list[dict[str, Any]],
+    work: GpuWork,
+    names: list[str],
+    *,
+    label: str,
+    warnings: list[str],
 ) -> list[dict[str, Any]]:
     """Every GPU a file lists (device properties under Kineto's names: id, name,
     totalGlobalMem), and any it ran work on without listing, each with this work's kernel
-    count on it: {"id", "name", "total_memory_bytes", "kernel_count"}, by id."""
+    count on it: {"id", "name", "total_memory_bytes", "kernel_count"}, by id; at most
+    MAX_GPUS_PRESENT, those that ran work first, with a warning when some are left out."""
     is_kernel = [kernel_type(name) in KERNEL_TYPES for name in names]
     kernels: Counter[int] = Counter(
         device
@@ -179,7 +190,12 @@ def gpus_present(
                 "total_memory_bytes": None,
                 "kernel_count": kernels[device],
             }
-    return [found[device] for device in sorted(found)]
+    kept = sorted(found, key=lambda device: (found[device]["kernel_count"] == 0, device))
+    message = f"{label}: lists {len(kept)} GPUs; only {MAX_GPUS_PRESENT} are reported"
+    # One warning per file, though each of its GPUs' summaries reads the same list.
+    if len(kept) > MAX_GPUS_PRESENT and message not in warnings:
+        warnings.append(message)
+    return [found[device] for device in sorted(kept[:MAX_GPUS_PRESENT])]
 
 
 def _launch_gaps(work: GpuWork) -> dict[str, Any]:

@@ -40,7 +40,9 @@ def summarize_rank(parsed: ParsedTrace, *, ns_rounding: bool, warnings: list[str
         "cpu_only": len(events.gpu) == 0,
         "ns_rounding_used": work.rounded,
         "last_step_dropped": work.last_step_dropped,
-        "gpus_present": gpus_present(parsed.device_properties, work, events.names),
+        "gpus_present": gpus_present(
+            parsed.device_properties, work, events.names, label=label, warnings=warnings
+        ),
     }
     return RankSummary(**base, **work_metrics(work, events.names, label=label, warnings=warnings))
 

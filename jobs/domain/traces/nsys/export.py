@@ -113,7 +113,7 @@ def _rank(
         cpu_only=False,
         ns_rounding_used=False,
         source="nsys",
-        gpus_present=gpus_present(listed, work, names),
+        gpus_present=gpus_present(listed, work, names, label=label, warnings=warnings),
         **work_metrics(work, names, label=f"{label} (GPU {device})", warnings=warnings),
     )
 
