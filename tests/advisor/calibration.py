@@ -18,8 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from advisor.domain.sizing import memory as memory_model
 from advisor.domain.sizing.architecture import architecture_from_params
-from advisor.domain.sizing.memory import GIB, kv_capacity_tokens
+from advisor.domain.sizing.memory import GIB, MEMORY_COMPONENTS, kv_capacity_tokens
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import BYTES_PER_VALUE, Dtype
 from advisor.domain.sizing.recommend import Candidate, rank_candidates
@@ -152,12 +153,37 @@ def _candidate(workload: Workload, row: dict) -> Candidate:
     return candidate
 
 
-def _point(value: float) -> tuple[float, float, float]:
-    return value, value, value
+def _lines(memory, names: tuple[str, ...], scale: float, serving: bool) -> tuple[float, ...]:
+    """Low / expected / high of the sum of breakdown lines, in bytes / scale. An engine whose
+    breakdown has no spread (before issue 15) gives its point three times."""
+    if not hasattr(memory, "component_range"):
+        value = sum(getattr(memory, name) for name in names) / scale
+        return value, value, value
+    ranges = [memory.component_range(name, serving=serving) for name in names]
+    return tuple(
+        sum(getattr(r, end) for r in ranges) / scale for end in ("low", "expected", "high")
+    )
 
 
-def _kv_tokens(workload: Workload, candidate: Candidate) -> int:
-    return kv_capacity_tokens(workload, candidate.parallelism, candidate.usable_bytes)
+def _kv_tokens(workload: Workload, candidate: Candidate) -> tuple[float, float, float]:
+    """The KV pool in tokens; a range where the engine sizes one (kv_capacity_range)."""
+    ranged = getattr(memory_model, "kv_capacity_range", None)
+    if ranged is None:
+        tokens = kv_capacity_tokens(workload, candidate.parallelism, candidate.usable_bytes)
+        return tokens, tokens, tokens
+    tokens = ranged(workload, candidate.parallelism, candidate.usable_bytes)
+    return tokens.low, tokens.expected, tokens.high
+
+
+# Figures that are lines of the memory breakdown: (lines summed, bytes per unit).
+_MEMORY_FIGURES = {
+    "weights_gib_per_gpu": (("weights",), GIB),
+    "activation_peak_gib_per_gpu": (("activations",), GIB),
+    "non_torch_gib_per_gpu": (("runtime_overhead",), GIB),
+    "model_states_gb_per_gpu": (("weights", "gradients", "optimizer_states"), 1e9),
+    "peak_memory_gib_per_gpu": (MEMORY_COMPONENTS, GIB),
+    "peak_memory_mib_per_gpu": (MEMORY_COMPONENTS, 2**20),
+}
 
 
 def _decode_rate(speed, workload: Workload, gpus: int) -> tuple[float, float, float]:
@@ -187,26 +213,18 @@ _SERVING_SPEEDS = {
 def _figure(quantity: str, workload: Workload, candidate: Candidate) -> tuple[float, float, float]:
     memory, parallelism = candidate.memory, candidate.parallelism
     device = candidate.device
-    if quantity == "weights_gib_per_gpu":
-        return _point(memory.weights / GIB)
-    if quantity == "peak_memory_gib_per_gpu":
-        return _point(memory.total / GIB)
-    if quantity == "peak_memory_mib_per_gpu":
-        return _point(memory.total / 2**20)
-    if quantity == "activation_peak_gib_per_gpu":
-        return _point(memory.activations / GIB)
-    if quantity == "non_torch_gib_per_gpu":
-        return _point(memory.runtime_overhead / GIB)
-    if quantity == "model_states_gb_per_gpu":
-        return _point(memory.model_states / 1e9)
+    if quantity in _MEMORY_FIGURES:
+        names, scale = _MEMORY_FIGURES[quantity]
+        return _lines(memory, names, scale, serving=not workload.task.trains)
     if quantity == "kv_cache_tokens":
-        return _point(_kv_tokens(workload, candidate))
+        return _kv_tokens(workload, candidate)
     if quantity == "kv_cache_gib_per_gpu":
         arch = workload.architecture
         per_token = arch.kv_bytes_per_token(BYTES_PER_VALUE[workload.kv_dtype]) / min(
             parallelism.tensor_parallel, arch.num_kv_heads
         )
-        return _point(_kv_tokens(workload, candidate) * per_token / GIB)
+        low, expected, high = _kv_tokens(workload, candidate)
+        return low * per_token / GIB, expected * per_token / GIB, high * per_token / GIB
     if quantity in _SERVING_SPEEDS:
         speed = candidate.speed or inference_speed(workload, device, parallelism)
         return _SERVING_SPEEDS[quantity](speed, workload, parallelism.gpu_count)
