@@ -113,3 +113,14 @@ def test_a_saving_above_99_5_percent_is_not_rounded_to_100():
     job = _job()
     sentence = recommendation(job, project(job, V100, [], offers, node_gpu_count=8))
     assert "costs 99.7% less per step than the 8-GPU machine it ran on" in sentence
+
+
+def test_without_a_price_for_the_machine_the_same_gpu_on_the_jobs_size_is_named():
+    # No 4-GPU (or larger) A100 instance on offer; vast's 1x A100 SXM4 40GB at $0.76/h is.
+    offers = {"A100-40GB-SXM": [offer("vast", "1x-A100_SXM4-32-65536", 1, 0.76)]}
+    job = _job()
+    sentence = recommendation(job, project(job, A100_40, [], offers, node_gpu_count=4))
+    assert sentence.endswith(
+        "no 4-GPU A100 40GB SXM instance is priced; cheapest per step is an A100 40GB SXM on a "
+        f"1-GPU instance at ${0.76 * 1000 / 3600:.2f} per 1,000 steps, at about the same speed"
+    )

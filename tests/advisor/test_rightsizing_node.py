@@ -4,7 +4,7 @@ finding, from real traces (tests/fixtures/traces/README.md says where each came 
 import dataclasses
 from pathlib import Path
 
-from advisor.domain.rightsizing import node_of, observe
+from advisor.domain.rightsizing import node_of, observe, verdict
 from jobs.domain.traces import analyze_traces
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
@@ -94,6 +94,9 @@ def test_an_nvidia_smi_gpu_that_never_showed_utilisation_is_idle_and_left_out(tm
         "1 of 2 GPUs were idle for the whole window (GPU 1 showed no utilisation): the job used 1"
     )
     assert observe(ranks).gpu_count == 1
+    # The verdict judges the GPU that worked, not a mean diluted by the idle one.
+    (mean,) = [e.value for e in verdict(ranks).evidence if e.name == "mean utilisation"]
+    assert mean == 90
 
 
 def test_a_gpu_whose_utilisation_was_never_reported_is_not_called_idle(tmp_path):

@@ -38,7 +38,8 @@ def recommendation(
             return f"{context}: no offer to compare the {name} with"
         cheapest = min(options, key=_expected_cost)
         return (
-            f"{context}: no price for the {name}; cheapest per step is {_a(cheapest)} at "
+            f"{context}: no {current.gpu_count}-GPU {name} instance is priced; cheapest per step "
+            f"is {_a(cheapest)}{_instance(cheapest, current)} at "
             f"${_expected_cost(cheapest):.2f} per 1,000 steps, {_speed(cheapest, current)}"
         )
     base_cost = baseline.usd_per_1000_steps.expected
@@ -98,6 +99,13 @@ def _speed(candidate: Projection, current: Projection) -> str:
     if ratio < 1:
         return f"and runs {1 / ratio:.1f}x faster"
     return f"but each step takes {ratio:.1f}x as long"
+
+
+def _instance(projection: Projection, current: Projection) -> str:
+    """ " on a 1-GPU instance" for the current GPU at another size; empty for other GPUs."""
+    if projection.device.key != current.device.key:
+        return ""
+    return f" on a {projection.gpu_count}-GPU instance"
 
 
 def _a(projection: Projection) -> str:
