@@ -49,3 +49,17 @@ def test_the_sizing_api_says_the_a10gs_specs_are_low_confidence(api):
         )
     for candidate in h100:
         assert not any("low confidence" in w for w in candidate["warnings"])
+
+
+def test_a_part_whose_bf16_figure_is_unknown_is_not_said_to_lack_bf16():
+    """L20, H800 and most GeForce cards support BF16 but publish no figure for it."""
+    unknown = made_up_device("UNKNOWN", supports_bf16=True, confidence="low", spec_notes=NOTE)
+    for candidate in _sized([unknown]):
+        assert not candidate.fits
+        assert candidate.reason == "the catalogue has no BF16 figure for UNKNOWN: not sized"
+
+
+def test_a_part_without_bf16_units_is_still_said_to_lack_them():
+    turing = made_up_device("TURING", fp16_tflops=65, confidence="high")
+    for candidate in _sized([turing]):  # the workload's weights are bf16 by default
+        assert candidate.reason == "TURING has no BF16 support: choose fp16"
