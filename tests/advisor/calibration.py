@@ -13,6 +13,7 @@ import dataclasses
 import enum
 import hashlib
 import json
+import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -56,9 +57,10 @@ class Ours:
 
     @property
     def range_ratio(self) -> float | None:
-        if self.low is None or self.high is None or self.low <= 0:
+        """high / low; infinite when the range reaches down to zero (a pool that may be empty)."""
+        if self.low is None or self.high is None or self.high <= 0:
             return None
-        return self.high / self.low
+        return self.high / self.low if self.low > 0 else math.inf
 
 
 @dataclass(frozen=True)
@@ -258,6 +260,7 @@ def record(row: dict) -> dict:
         item = Judged(row, ours(row))
     except (KeyError, ValueError, TypeError) as error:
         return {"id": row["id"], "error": f"{type(error).__name__}: {error}"}
+    ratio = item.ours.range_ratio
     return {
         "id": row["id"],
         "low": item.ours.low,
@@ -266,7 +269,8 @@ def record(row: dict) -> dict:
         "fits": item.ours.fits,
         "inside": item.inside,
         "error_pct": item.error_pct,
-        "range_ratio": item.ours.range_ratio,
+        # JSON has no infinity: a range down to zero is stored as None and too_wide.
+        "range_ratio": None if ratio is None or math.isinf(ratio) else ratio,
         "too_wide": item.too_wide,
         "ignored_inputs": list(item.ours.ignored_inputs),
     }
