@@ -166,11 +166,12 @@ def gpus_present(
     count on it: {"id", "name", "total_memory_bytes", "kernel_count"}, by id; at most
     MAX_GPUS_PRESENT, those that ran work first, with a warning when some are left out."""
     is_kernel = [kernel_type(name) in KERNEL_TYPES for name in names]
-    kernels: Counter[int] = Counter(
-        device
-        for device, name_id in zip(work.device, work.name_id, strict=True)
-        if is_kernel[name_id]
-    )
+    kernels: Counter[int] = Counter()
+    # Counting (device, name) pairs runs in C; the few distinct pairs are then looked at here.
+    pairs = Counter(zip(work.device, work.name_id, strict=True))
+    for (device, name_id), count in pairs.items():
+        if is_kernel[name_id]:
+            kernels[device] += count
     found: dict[int, dict[str, Any]] = {}
     for properties in listed:
         device = properties.get("id")
