@@ -177,6 +177,23 @@ PUBLISHED = [
         "https://www.nvidia.com/en-us/data-center/l4/",
     ),
     (
+        "RTXA4000",
+        "bf16_tflops_dense",
+        Decimal("76.7"),
+        "Single-precision performance 19.2 TFLOPS; Tensor performance 153.4 TFLOPS (sparse); "
+        "Memory bandwidth 448 GB/s; Total board power 140 W",
+        "https://www.nvidia.com/content/dam/en-zz/Solutions/gtcs21/rtx-a4000/"
+        "nvidia-rtx-a4000-datasheet.pdf",
+    ),
+    (
+        "QuadroRTX6000",
+        "tdp_watts",
+        295,
+        "16.3 TFLOPS (FP32); 24 GB GDDR6; maximum power 295 W",
+        "https://www.nvidia.com/content/dam/en-zz/Solutions/design-visualization/"
+        "quadro-product-literature/quadro-rtx-6000-us-nvidia-704093-r4-web.pdf",
+    ),
+    (
         "Trainium2",
         "bf16_tflops_dense",
         667,
