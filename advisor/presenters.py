@@ -13,6 +13,8 @@ GIB = 2**30
 MEMORY_CHART_FITTING = 12
 MEMORY_CHART_REJECTED = 3
 TABLE_ROWS = 20
+# The few GPU types whose MIG slices serve a copy cheapest; the JSON answer has them all.
+MIG_SLICE_ROWS = 5
 
 
 def _fmt(value: float | None, suffix: str = "") -> str:
@@ -202,6 +204,32 @@ def _cost_chart(report: dict[str, Any], training: bool) -> str:
     return charts.scatter_chart(points, y_format=_dollars, **texts)
 
 
+def _mig_slices(candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One GPU shared between copies of the served model: each GPU type's slice, cheapest per
+    copy first (unpriced last)."""
+    rows = []
+    for candidate in candidates:
+        mig = candidate.get("mig_slice")
+        if not (candidate["fits"] and mig):
+            continue
+        per_copy = mig["usd_per_hour_per_copy"]
+        rows.append(
+            {
+                "summary": mig["summary"],
+                "gpu_name": candidate["gpu_name"],
+                "usd_per_hour_per_copy": _usd(per_copy) if per_copy is not None else "—",
+                "usd_per_hour": _usd(candidate.get("usd_per_hour")),
+                "copies": mig["copies_per_gpu"],
+                "speed": _fmt(mig["tokens_per_second"]["expected"]),
+                "speed_range": _range_text(mig["tokens_per_second"], _fmt),
+                "tokens_counted": mig["tokens_counted"],
+                "memory": f"{mig['memory_per_copy_gib']:.1f} of {mig['usable_gib']:.1f} GiB",
+                "sort": (per_copy is None, per_copy or 0),
+            }
+        )
+    return sorted(rows, key=lambda row: row["sort"])[:MIG_SLICE_ROWS]
+
+
 def answer_context(report: dict[str, Any]) -> dict[str, Any]:
     """The template's view of a sizing report (advisor.domain.sizing.report)."""
     training = report["workload"]["task"] != "inference"
@@ -234,6 +262,7 @@ def answer_context(report: dict[str, Any]) -> dict[str, Any]:
         "fitting": fitting[:TABLE_ROWS],
         "more_fitting": fitting[TABLE_ROWS:],
         "fitting_count": len(fitting),
+        "mig_slices": [] if training else _mig_slices(candidates),
         "rejected": rejected,
         "remedies": report["remedies"],
         "assumptions": report["assumptions"],

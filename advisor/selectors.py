@@ -9,8 +9,9 @@ from decimal import Decimal
 
 from django.db.models import Count, Max
 
-from advisor.domain.devices import Device, Offer
+from advisor.domain.devices import Device, MigProfile, Offer
 from catalog.models import Gpu
+from catalog.models import MigProfile as MigProfileRow
 from catalog.models import Offer as OfferRow
 
 # Per-process copies of the catalogue as the advisor sees it, rebuilt when the catalogue
@@ -23,8 +24,32 @@ def _float(value: Decimal | float | None) -> float | None:
     return None if value is None else float(value)
 
 
+def _mig_profiles_by_gpu() -> dict[str, tuple[MigProfile, ...]]:
+    profiles: dict[str, list[MigProfile]] = defaultdict(list)
+    for row in MigProfileRow.objects.order_by("memory_gib", "compute_slices").values(
+        "gpu__canonical_key",
+        "profile",
+        "compute_slices",
+        "compute_slices_total",
+        "memory_fraction",
+        "memory_gib",
+        "max_count",
+    ):
+        profiles[row["gpu__canonical_key"]].append(
+            MigProfile(
+                name=row["profile"],
+                compute_fraction=row["compute_slices"] / row["compute_slices_total"],
+                memory_fraction=float(row["memory_fraction"]),
+                memory_gib=float(row["memory_gib"]),
+                max_count=row["max_count"],
+            )
+        )
+    return {key: tuple(rows) for key, rows in profiles.items()}
+
+
 def device_list() -> list[Device]:
-    """Every catalogue GPU, by name."""
+    """Every catalogue GPU, by name, with its MIG profiles."""
+    mig_profiles = _mig_profiles_by_gpu()
     return [
         Device(
             key=row["canonical_key"],
@@ -43,6 +68,7 @@ def device_list() -> list[Device]:
             supports_fp8=row["supports_fp8"],
             interconnect=row["interconnect"],
             interconnect_gb_s=_float(row["interconnect_gb_s"]),
+            mig_profiles=mig_profiles.get(row["canonical_key"], ()),
             fp64_tflops=_float(row["fp64_tflops"]),
             confidence=row["confidence"],
             spec_notes=row["notes"],
@@ -102,7 +128,15 @@ def device_offers_list(*, pricing_model: str) -> dict[str, list[Offer]]:
 def _catalogue_version() -> tuple:
     offers = OfferRow.objects.aggregate(changed=Max("updated_at"), count=Count("id"))
     gpus = Gpu.objects.aggregate(changed=Max("updated_at"), count=Count("id"))
-    return offers["changed"], offers["count"], gpus["changed"], gpus["count"]
+    mig = MigProfileRow.objects.aggregate(changed=Max("updated_at"), count=Count("id"))
+    return (
+        offers["changed"],
+        offers["count"],
+        gpus["changed"],
+        gpus["count"],
+        mig["changed"],
+        mig["count"],
+    )
 
 
 def catalogue_snapshot_get(*, pricing_model: str) -> tuple[list[Device], dict[str, list[Offer]]]:

@@ -42,6 +42,19 @@ class Link:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MigProfile:
+    """One MIG profile of a GPU as the catalogue lists it (catalog/data/mig_profiles.csv): its
+    share of the SMs and of the memory (whose bandwidth comes in the same share), its memory in
+    GiB, and how many of it one GPU holds."""
+
+    name: str
+    compute_fraction: float
+    memory_fraction: float
+    memory_gib: float
+    max_count: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class Device:
     key: str
     name: str
@@ -59,6 +72,7 @@ class Device:
     supports_fp8: bool
     interconnect: str
     interconnect_gb_s: float | None
+    mig_profiles: tuple[MigProfile, ...] = ()
     # Vector (not tensor-core) FP64 TFLOPS, as the catalogue stores it; right-sizing scales
     # double-precision code by it. None when the catalogue has no figure.
     fp64_tflops: float | None = None

@@ -19,6 +19,7 @@ from advisor.domain.sizing.memory import (
     usable_bytes,
 )
 from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.slices import MigSlice, best_slice
 from advisor.domain.sizing.speed import (
     InferenceSpeed,
     TrainingTime,
@@ -45,6 +46,7 @@ class Candidate:
     training: TrainingTime | None = None
     usd_per_job: Range | None = None
     usd_per_million_tokens: Range | None = None
+    mig_slice: MigSlice | None = None
     max_concurrent_users: int | None = None
 
     @property
@@ -85,9 +87,6 @@ def _precision_problem(workload: Workload, device: Device) -> str | None:
     dtype = Dtype.BF16 if workload.task is Task.QLORA else workload.weight_dtype
     peak, _ = compute_peak_tflops(device, dtype)
     if peak is None:
-        if device.low_confidence_warning or (dtype is Dtype.BF16 and device.supports_bf16):
-            # The part may well have the units; the catalogue lacks the figure: say that.
-            return f"the catalogue has no {dtype.upper()} figure for {device.name}: not sized"
         return f"{device.name} has no {dtype.upper()} support: choose fp16"
     if workload.task.trains and dtype is Dtype.FP8 and not device.supports_fp8:
         return f"{device.name} has no FP8 tensor cores for FP8 training"
@@ -197,6 +196,7 @@ def _candidate(
             candidate.usd_per_job = candidate.training.hours.scaled(candidate.offer.usd_per_hour)
     else:
         candidate.speed = inference_speed(workload, device, parallelism)
+        candidate.mig_slice = best_slice(workload, device, parallelism, memory, candidate.offer)
         if arch.has_kv_cache:
             capacity = kv_capacity_tokens(workload, parallelism, usable)
             candidate.max_concurrent_users = capacity // workload.context_tokens

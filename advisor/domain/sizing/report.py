@@ -7,6 +7,7 @@ from advisor.domain.sizing.architecture.model import StoredWeights
 from advisor.domain.sizing.memory import GIB
 from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, SizingResult
+from advisor.domain.sizing.slices import mig_slice_report
 
 
 def _range(value: Range | None, digits: int = 4) -> dict[str, float] | None:
@@ -51,6 +52,7 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
         "memory": candidate.memory.as_dict(),
         "warnings": candidate.warnings,
         "usd_per_hour": offer.usd_per_hour if offer else None,
+        "mig_slice": mig_slice_report(candidate.mig_slice, candidate.device),
         "offer": {
             "provider": offer.provider,
             "provider_name": offer.provider_name,
