@@ -87,6 +87,9 @@ def _precision_problem(workload: Workload, device: Device) -> str | None:
     dtype = Dtype.BF16 if workload.task is Task.QLORA else workload.weight_dtype
     peak, _ = compute_peak_tflops(device, dtype)
     if peak is None:
+        if device.low_confidence_warning or (dtype is Dtype.BF16 and device.supports_bf16):
+            # The part may well have the units; the catalogue lacks the figure: say that.
+            return f"the catalogue has no {dtype.upper()} figure for {device.name}: not sized"
         return f"{device.name} has no {dtype.upper()} support: choose fp16"
     if workload.task.trains and dtype is Dtype.FP8 and not device.supports_fp8:
         return f"{device.name} has no FP8 tensor cores for FP8 training"
