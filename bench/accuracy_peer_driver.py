@@ -220,7 +220,10 @@ def deepspeed(task: dict) -> float:
 
 PEERS = {"llm_analysis": llm_analysis, "accelerate": accelerate, "deepspeed": deepspeed}
 # Figures published in another unit than the one the peers are asked in: (asked as, factor).
-SAME_FIGURE_IN = {"peak_memory_mib_per_gpu": ("peak_memory_gib_per_gpu", 1024)}
+SAME_FIGURE_IN = {
+    "peak_memory_mib_per_gpu": ("peak_memory_gib_per_gpu", 1024),
+    "peak_memory_gb_per_gpu": ("peak_memory_gib_per_gpu", GIB / 1e9),
+}
 
 
 def versions() -> dict:

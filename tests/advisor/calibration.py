@@ -185,6 +185,7 @@ _MEMORY_FIGURES = {
     "model_states_gb_per_gpu": (("weights", "gradients", "optimizer_states"), 1e9),
     "peak_memory_gib_per_gpu": (MEMORY_COMPONENTS, GIB),
     "peak_memory_mib_per_gpu": (MEMORY_COMPONENTS, 2**20),
+    "peak_memory_gb_per_gpu": (MEMORY_COMPONENTS, 1e9),
 }
 
 
