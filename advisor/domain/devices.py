@@ -73,6 +73,9 @@ class Device:
     interconnect: str
     interconnect_gb_s: float | None
     mig_profiles: tuple[MigProfile, ...] = ()
+    # The catalogue's architecture ("Ampere", "Hopper"): training utilisation is per
+    # architecture. Empty when unknown.
+    architecture: str = ""
     # Vector (not tensor-core) FP64 TFLOPS, as the catalogue stores it; right-sizing scales
     # double-precision code by it. None when the catalogue has no figure.
     fp64_tflops: float | None = None

@@ -36,6 +36,7 @@ def catalogue_devices() -> dict[str, Device]:
             supports_fp8=row["supports_fp8"] == "Y",
             interconnect=row["interconnect"],
             interconnect_gb_s=_number(row["interconnect_gbps"]),
+            architecture=row["architecture"],
             fp64_tflops=_number(row["fp64_tflops"]),
             confidence=row["confidence"],
             spec_notes=row["notes"],

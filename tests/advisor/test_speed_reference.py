@@ -8,9 +8,9 @@ from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.speed import (
     DECODE_BANDWIDTH_EFFICIENCY,
-    TRAINING_MFU,
     inference_speed,
     training_time,
+    training_utilization,
 )
 from advisor.domain.sizing.workload import Task, Workload
 from tests.advisor.devices import made_up_device
@@ -48,15 +48,18 @@ def test_llama_7b_fp16_on_an_rtx_4090_is_predicted_around_llama_cpps_61_tokens_p
     assert speed.expected == pytest.approx(61.03, rel=0.2)
 
 
+ARCHITECTURE_OF = {"A100-80GB": "Ampere", "H100-80GB": "Hopper"}
+
+
 @pytest.mark.parametrize(
     "row",
-    [r for r in REFERENCE["training_time_calibration"] if r["gpu"] in {"A100-80GB", "H100-80GB"}],
+    [r for r in REFERENCE["training_time_calibration"] if r["gpu"] in ARCHITECTURE_OF],
     ids=lambda r: r["run"],
 )
 def test_published_training_gpu_hours_fall_inside_our_range(row):
     from advisor.domain.sizing.architecture import architecture_from_params
 
-    gpu = device(bf16_tflops=row["peak_bf16_tflops"])
+    gpu = device(bf16_tflops=row["peak_bf16_tflops"], architecture=ARCHITECTURE_OF[row["gpu"]])
     workload = Workload(
         architecture_from_params(int(row["params"])),
         task=Task.PRETRAIN,
@@ -66,7 +69,8 @@ def test_published_training_gpu_hours_fall_inside_our_range(row):
     hours = training_time(workload, gpu, Parallelism(1)).hours
     assert hours.low <= row["gpu_hours"] <= hours.high
     implied_mfu = row["implied_MFU_pct_6ND"] / 100
-    assert TRAINING_MFU.low <= implied_mfu <= TRAINING_MFU.high
+    band, _ = training_utilization(gpu)
+    assert band.low <= implied_mfu <= band.high
 
 
 def test_moe_decode_reads_only_the_active_experts_at_batch_1():

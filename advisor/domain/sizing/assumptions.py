@@ -1,6 +1,7 @@
 """What every sizing answer assumes, in words a person can check: the engine's constants and
 the workload's settings, each figure named where it is defined."""
 
+from advisor.domain.ranges import Range
 from advisor.domain.sizing.memory import (
     ALLOCATOR_HEADROOM_FRACTION,
     COLLECTIVE_BUFFER_BYTES,
@@ -13,9 +14,20 @@ from advisor.domain.sizing.memory import (
 from advisor.domain.sizing.speed import (
     DECODE_BANDWIDTH_EFFICIENCY,
     INFERENCE_COMPUTE_EFFICIENCY,
-    TRAINING_MFU,
+    prompt_tokens,
+    recompute_flops,
+    training_flops,
+)
+from advisor.domain.sizing.speed.efficiency import (
+    TRAINING_UTILIZATION_AMPERE,
+    TRAINING_UTILIZATION_DEFAULT,
+    TRAINING_UTILIZATION_HOPPER,
 )
 from advisor.domain.sizing.workload import Task, Workload
+
+
+def _band(band: Range) -> str:
+    return f"{band.low:.0%}/{band.expected:.0%}/{band.high:.0%}"
 
 
 def assumptions(workload: Workload) -> list[str]:
@@ -54,11 +66,19 @@ def assumptions(workload: Workload) -> list[str]:
             f"{workload.batch_size} sequence(s) of {workload.context_tokens:,} tokens, "
             f"{workload.output_tokens:,} generated per request",
             f"activations: a prefill chunk of up to {PREFILL_CHUNK_TOKENS:,} tokens",
-            "decode: bytes read per step (weights + KV) over bandwidth at "
+            f"prefill (time to first token): 2·N FLOPs per prompt token "
+            f"({prompt_tokens(workload):,} prompt tokens: the context less the generated ones) "
+            f"at {INFERENCE_COMPUTE_EFFICIENCY.low:.0%}-{INFERENCE_COMPUTE_EFFICIENCY.high:.0%} "
+            "of dense peak, or one read of the weights if that is slower",
+            "decode: bytes read per step (weights + the KV cache at its average length over the "
+            "output) over bandwidth at "
             f"{DECODE_BANDWIDTH_EFFICIENCY.low:.0%}/{DECODE_BANDWIDTH_EFFICIENCY.expected:.0%}/"
             f"{DECODE_BANDWIDTH_EFFICIENCY.high:.0%} of the roofline, or compute at "
             f"{INFERENCE_COMPUTE_EFFICIENCY.low:.0%}-{INFERENCE_COMPUTE_EFFICIENCY.high:.0%} "
-            "of dense peak, whichever is slower",
+            "of dense peak, whichever is slower; int4/int8 weight-only kernels (and fp8 on GPUs "
+            "without fp8 units) add their dequantisation on the CUDA cores",
+            "tensor parallelism: 2 all-reduces per layer per step, each a latency growing with "
+            "the GPU count plus its bytes over NVLink or PCIe as the catalogue gives the link",
         ]
     else:
         items += [
@@ -67,9 +87,12 @@ def assumptions(workload: Workload) -> list[str]:
             f"micro-batch {workload.batch_size} × {workload.context_tokens:,} tokens per GPU; "
             f"gradient checkpointing {'on' if workload.gradient_checkpointing else 'off'}; "
             f"flash attention {'on' if workload.flash_attention else 'off'}",
-            f"time: FLOPs over dense peak × MFU {TRAINING_MFU.low:.0%}/"
-            f"{TRAINING_MFU.expected:.0%}/{TRAINING_MFU.high:.0%} "
-            f"for {workload.tokens_to_train:,} training tokens",
+            f"time: {training_flops(workload)[1]} model FLOPs (what MFU counts) "
+            f"{recompute_flops(workload)[1]}, for "
+            f"{workload.tokens_to_train:,} training tokens, over dense peak × the GPU "
+            f"architecture's utilisation: Ampere {_band(TRAINING_UTILIZATION_AMPERE)}, Hopper "
+            f"{_band(TRAINING_UTILIZATION_HOPPER)}, others "
+            f"{_band(TRAINING_UTILIZATION_DEFAULT)} (published runs)",
         ]
         if workload.task.adapters:
             items.append(

@@ -174,7 +174,7 @@ def _candidate(
     if tp > 1 and tp > device.fast_link_gpus:
         candidate.warnings.append(
             f"tensor parallel over {tp} GPUs without a fast link ({device.interconnect}): "
-            "all-reduces cross PCIe, so it runs at about half speed"
+            "its all-reduces cross PCIe (sized in the speed: slow for prefill and large batches)"
         )
     if device.low_confidence_warning:
         candidate.warnings.append(device.low_confidence_warning)

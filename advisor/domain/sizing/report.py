@@ -69,6 +69,7 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
             "decode_tokens_per_s_per_sequence": _range(speed.decode_tokens_per_s_per_sequence, 2),
             "decode_tokens_per_s_total": _range(speed.decode_tokens_per_s_total, 2),
             "prefill_seconds": _range(speed.prefill_seconds),
+            "time_to_first_token_seconds": _range(speed.time_to_first_token_seconds),
             "seconds_per_request": _range(speed.seconds_per_request),
             "bound": speed.bound,
             "usd_per_million_tokens": _range(candidate.usd_per_million_tokens),
@@ -83,6 +84,11 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
         report |= {
             "training_hours": _range(candidate.training.hours),
             "training_flops": candidate.training.flops,
+            "training_flops_rule": candidate.training.flops_rule,
+            "hardware_flops": candidate.training.hardware_flops,
+            "recompute": candidate.training.recompute_rule,
+            "mfu": _range(candidate.training.mfu),
+            "utilization_band": _range(candidate.training.utilization),
             "usd_per_job": _range(candidate.usd_per_job, 2),
         }
     return report

@@ -1,0 +1,172 @@
+"""Serving speed: prefill over the prompt, then decode steps that read the weights and the KV
+cache at its average length, with weight-only dequantisation and tensor-parallel all-reduces.
+
+Every figure is a range (low / expected / high) because efficiency varies with the software
+stack; the efficiency ranges come from published measurements (efficiency.py).
+"""
+
+from dataclasses import dataclass
+
+from advisor.domain.devices import Device
+from advisor.domain.ranges import Range
+from advisor.domain.sizing.memory import Parallelism, _inference_weight_bytes
+from advisor.domain.sizing.precision import BYTES_PER_VALUE, Dtype, is_quantised
+from advisor.domain.sizing.speed.communication import (
+    ALLREDUCES_PER_LAYER_FORWARD,
+    allreduce_seconds,
+)
+from advisor.domain.sizing.speed.efficiency import (
+    DECODE_BANDWIDTH_EFFICIENCY,
+    DEQUANT_FLOPS_PER_WEIGHT_4BIT,
+    DEQUANT_FLOPS_PER_WEIGHT_8BIT,
+    FOUR_BIT_CLASS_MAX_BITS,
+    INFERENCE_COMPUTE_EFFICIENCY,
+    compute_peak_tflops,
+)
+from advisor.domain.sizing.workload import Workload
+
+ACTIVATION_BYTES = 2  # a 16-bit hidden state per token is what the all-reduces carry
+
+
+@dataclass(frozen=True)
+class InferenceSpeed:
+    decode_tokens_per_s_per_sequence: Range
+    decode_tokens_per_s_total: Range
+    prefill_seconds: Range  # the whole batch's prompts
+    time_to_first_token_seconds: Range  # one request's prompt, alone
+    seconds_per_request: Range
+    bound: str  # "memory bandwidth" or "compute"
+    compute_note: str
+
+
+def prompt_tokens(workload: Workload) -> int:
+    """The prompt: the context less the generated tokens it holds (context_tokens is the
+    final length). A context too short to hold the output is read as the prompt alone."""
+    if workload.context_tokens > workload.output_tokens:
+        return workload.context_tokens - workload.output_tokens
+    return workload.context_tokens
+
+
+def average_decode_kv_tokens(workload: Workload) -> float:
+    """The KV length a decode step reads, averaged over the output: the prompt plus half the
+    generated tokens (the cache grows by one token per step)."""
+    return prompt_tokens(workload) + workload.output_tokens / 2
+
+
+def _expected_weight_fraction_read(workload: Workload) -> float:
+    """Share of the weights one decode step reads: all of a dense model; for a MoE everything
+    but the routed experts, plus each expert that at least one sequence in the batch routes
+    to (each token picks k of E: an expert is idle with probability (1 - k/E)^batch)."""
+    arch = workload.architecture
+    if not arch.params_routed_experts:
+        return 1.0
+    touched = 1 - (1 - arch.routed_fraction_per_token) ** workload.batch_size
+    read = arch.params_total - arch.params_routed_experts * (1 - touched)
+    return read / arch.params_total
+
+
+def _weight_bytes_read(workload: Workload) -> float:
+    """Weight bytes one decode step reads. A checkpoint stored at mixed widths (MXFP4 experts,
+    bf16 attention) reads its experts' stored bytes, not their share of the parameters."""
+    stored = workload.stored_weights
+    if stored is None or not stored.routed_expert_bytes:
+        return _inference_weight_bytes(workload) * _expected_weight_fraction_read(workload)
+    idle = (1 - workload.architecture.routed_fraction_per_token) ** workload.batch_size
+    return stored.weight_bytes - stored.routed_expert_bytes * idle
+
+
+def dequantised_weight_flops(workload: Workload, device: Device) -> float:
+    """CUDA-core FLOPs one decode step spends unpacking weight-only quantised weights back to
+    16 bits (efficiency.py): int4 and int8 weights, and fp8 on a GPU without fp8 units. Native
+    fp8 weights go straight into fp8 tensor-core math."""
+    arch = workload.architecture
+    read_fraction = _expected_weight_fraction_read(workload)
+    stored = workload.stored_weights
+    if stored is not None:
+        flops = 0.0
+        for part in stored.parts:
+            if part.bits_per_param >= 16:
+                continue
+            native_fp8 = stored.method == "fp8" and device.supports_fp8
+            if native_fp8:
+                continue
+            per_weight = (
+                DEQUANT_FLOPS_PER_WEIGHT_4BIT
+                if part.bits_per_param <= FOUR_BIT_CLASS_MAX_BITS
+                else DEQUANT_FLOPS_PER_WEIGHT_8BIT
+            )
+            flops += part.params * per_weight
+        return flops * read_fraction
+    dtype = workload.weight_dtype
+    if not is_quantised(dtype) or (dtype is Dtype.FP8 and device.supports_fp8):
+        return 0.0
+    per_weight = (
+        DEQUANT_FLOPS_PER_WEIGHT_4BIT if dtype is Dtype.INT4 else DEQUANT_FLOPS_PER_WEIGHT_8BIT
+    )
+    return (arch.params_total - arch.params_embedding) * read_fraction * per_weight
+
+
+def _allreduce_time(
+    workload: Workload, device: Device, parallelism: Parallelism, tokens: float
+) -> Range:
+    """The all-reduces of one forward pass over `tokens` tokens: two per layer, each carrying
+    the tokens' hidden states."""
+    tp = parallelism.tensor_parallel
+    arch = workload.architecture
+    message_bytes = tokens * arch.hidden_size * ACTIVATION_BYTES
+    one = allreduce_seconds(device, tp, message_bytes)
+    return one.scaled(ALLREDUCES_PER_LAYER_FORWARD * arch.num_layers)
+
+
+def _prefill_time(
+    workload: Workload,
+    device: Device,
+    parallelism: Parallelism,
+    sequences: int,
+    peak_flops: float,
+) -> Range:
+    """Prefill of `sequences` prompts: 2·N FLOPs per prompt token, or one read of the weights
+    when the prompts are too short to be compute-bound; plus its all-reduces."""
+    arch = workload.architecture
+    tp = parallelism.tensor_parallel
+    tokens = prompt_tokens(workload) * sequences
+    compute = INFERENCE_COMPUTE_EFFICIENCY.inverted(
+        2 * arch.params_active * tokens / tp / (peak_flops or 1)
+    )
+    weights = DECODE_BANDWIDTH_EFFICIENCY.inverted(
+        _inference_weight_bytes(workload) / tp / (device.bandwidth_gb_s * 1e9)
+    )
+    return compute.slower(weights).plus(_allreduce_time(workload, device, parallelism, tokens))
+
+
+def inference_speed(workload: Workload, device: Device, parallelism: Parallelism) -> InferenceSpeed:
+    arch = workload.architecture
+    tp = parallelism.tensor_parallel
+    batch = workload.batch_size
+    peak, note = compute_peak_tflops(device, workload.weight_dtype)
+    peak_flops = (peak or 0.0) * 1e12
+    bandwidth = device.bandwidth_gb_s * 1e9
+    kv_bytes = arch.kv_cache_bytes(
+        round(average_decode_kv_tokens(workload)), batch, BYTES_PER_VALUE[workload.kv_dtype]
+    ) / min(tp, arch.num_kv_heads)
+    read_seconds = (_weight_bytes_read(workload) / tp + kv_bytes) / bandwidth
+    # Unpacking quantised weights runs on the CUDA cores beside the reads, at the same
+    # efficiency: it is part of the memory-bound step.
+    dequant_seconds = (
+        dequantised_weight_flops(workload, device) / tp / (device.fp32_tflops * 1e12)
+        if device.fp32_tflops
+        else 0.0
+    )
+    memory_time = DECODE_BANDWIDTH_EFFICIENCY.inverted(read_seconds + dequant_seconds)
+    flops_per_step = 2 * arch.params_active * batch / tp
+    compute_time = INFERENCE_COMPUTE_EFFICIENCY.inverted(flops_per_step / (peak_flops or 1))
+    step = memory_time.slower(compute_time).plus(
+        _allreduce_time(workload, device, parallelism, batch)
+    )
+    bound = "memory bandwidth" if memory_time.expected >= compute_time.expected else "compute"
+    prefill = _prefill_time(workload, device, parallelism, batch, peak_flops)
+    first_token = _prefill_time(workload, device, parallelism, 1, peak_flops)
+    per_sequence = step.inverted(1.0)
+    total = per_sequence.scaled(batch)
+    request = prefill.plus(step.scaled(workload.output_tokens))
+    return InferenceSpeed(per_sequence, total, prefill, first_token, request, bound, note)

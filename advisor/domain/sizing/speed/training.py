@@ -1,0 +1,116 @@
+"""Training time: model FLOPs (6·N·D) plus recomputation, over dense peak × the architecture's
+utilisation band, plus tensor parallelism's all-reduces.
+
+MFU is reported on 6·N·D, as published runs report it; recomputing activations is extra work
+the hardware does on top (Korthikanti et al. 2022, https://arxiv.org/abs/2205.05198: MFU
+counts the model's FLOPs, HFU the hardware's).
+"""
+
+from dataclasses import dataclass
+
+from advisor.domain.devices import NODE_FABRIC_GPUS, Device
+from advisor.domain.ranges import Range
+from advisor.domain.sizing.memory import Parallelism
+from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.speed.communication import (
+    ALLREDUCES_PER_LAYER_BACKWARD,
+    ALLREDUCES_PER_LAYER_FORWARD,
+    allreduce_seconds,
+)
+from advisor.domain.sizing.speed.efficiency import compute_peak_tflops, training_utilization
+from advisor.domain.sizing.stacks import Checkpointing
+from advisor.domain.sizing.workload import Task, Workload
+
+# Data parallelism over PCIe (cards without a node-wide fabric) overlaps less of its gradient
+# all-reduce with the backward pass. Beyond one node of a fabric GPU the all-reduce crosses
+# the cluster network, which this engine does not size (torchtitan's Llama 3.1 8B loses 3%
+# from 8 to 128 H100s: 5,762 to 5,605 tokens/s/GPU).
+DATA_PARALLEL_EFFICIENCY_PCIE = 0.80
+GRADIENT_BYTES = 2  # 16-bit activations and their gradients cross the tensor-parallel group
+INFINITE = Range(float("inf"), float("inf"), float("inf"))
+
+
+@dataclass(frozen=True)
+class TrainingTime:
+    hours: Range
+    flops: float  # model FLOPs, what MFU counts
+    flops_rule: str
+    hardware_flops: float  # model FLOPs plus recomputation
+    recompute_rule: str
+    mfu: Range  # model FLOPs over time × peak, as a published run would report it
+    utilization: Range  # the band the hardware FLOPs were run at
+    utilization_source: str
+    compute_note: str
+
+
+def training_flops(workload: Workload) -> tuple[float, str]:
+    """Model FLOPs: 6·N·D for full training (forward 2, backward 4); LoRA skips the weight
+    gradients: 4·N·D. N is the active parameter count (a MoE routes each token through a few
+    experts)."""
+    n = workload.architecture.params_active
+    per_token = 4 if workload.task.adapters else 6
+    return per_token * n * workload.tokens_to_train, f"{per_token}·N·D"
+
+
+def recompute_flops(workload: Workload) -> tuple[float, str]:
+    """What recomputation adds (Korthikanti et al. 2022): full checkpointing runs each layer's
+    forward again, 2·N·D; selective recomputes only the attention core (QK^T and the weighted
+    sum, 4·s·h per token and layer, half of it under a causal mask: 2·L·s·h·D)."""
+    arch = workload.architecture
+    tokens = workload.tokens_to_train
+    mode = workload.checkpointing
+    if mode is Checkpointing.FULL:
+        return 2 * arch.params_active * tokens, "+ 2·N·D recomputed (full checkpointing)"
+    if mode is Checkpointing.SELECTIVE:
+        per_token = 2 * arch.num_layers * workload.context_tokens * arch.hidden_size
+        rule = "+ 2·L·s·h·D recomputed (selective checkpointing: the attention core)"
+        return per_token * tokens, rule
+    return 0.0, "no recomputation (no checkpointing)"
+
+
+def _tensor_parallel_seconds(workload: Workload, device: Device, parallelism: Parallelism) -> Range:
+    """Wall time of the tensor-parallel all-reduces: per micro-batch and layer two in the
+    forward pass and two in the backward pass (two more when full checkpointing reruns the
+    forward), each of the micro-batch's hidden states, not overlapped with compute."""
+    tp = parallelism.tensor_parallel
+    if tp == 1:
+        return Range(0.0, 0.0, 0.0)
+    arch = workload.architecture
+    per_layer = ALLREDUCES_PER_LAYER_FORWARD + ALLREDUCES_PER_LAYER_BACKWARD
+    if workload.checkpointing is Checkpointing.FULL:
+        per_layer += ALLREDUCES_PER_LAYER_FORWARD
+    micro_batch_tokens = workload.batch_size * workload.context_tokens
+    one = allreduce_seconds(device, tp, micro_batch_tokens * arch.hidden_size * GRADIENT_BYTES)
+    micro_batches = workload.tokens_to_train / (micro_batch_tokens * parallelism.data_parallel)
+    return one.scaled(per_layer * arch.num_layers * micro_batches)
+
+
+def training_time(workload: Workload, device: Device, parallelism: Parallelism) -> TrainingTime:
+    assert workload.task is not Task.INFERENCE
+    dtype = workload.weight_dtype if workload.task is not Task.QLORA else Dtype.BF16
+    peak, note = compute_peak_tflops(device, dtype)
+    flops, rule = training_flops(workload)
+    extra, recompute_rule = recompute_flops(workload)
+    hardware_flops = flops + extra
+    utilization, source = training_utilization(device)
+    if not peak:
+        return TrainingTime(
+            INFINITE, flops, rule, hardware_flops, recompute_rule, Range(0, 0, 0),
+            utilization, source, note,
+        )  # fmt: skip
+    efficiency = 1.0
+    pcie_cards = device.fast_link_gpus < NODE_FABRIC_GPUS
+    if (
+        parallelism.data_parallel > 1
+        and pcie_cards
+        and parallelism.gpu_count > device.fast_link_gpus
+    ):
+        efficiency = DATA_PARALLEL_EFFICIENCY_PCIE
+    peak_flops = peak * 1e12 * parallelism.gpu_count
+    compute = utilization.scaled(peak_flops * efficiency).inverted(hardware_flops)
+    seconds = compute.plus(_tensor_parallel_seconds(workload, device, parallelism))
+    mfu = seconds.inverted(flops / peak_flops)
+    return TrainingTime(
+        seconds.scaled(1 / 3600), flops, rule, hardware_flops, recompute_rule, mfu,
+        utilization, source, note,
+    )  # fmt: skip
