@@ -36,11 +36,12 @@ install-dev: $(VENV)/.installed-dev
 run: export HTTPS = 0
 run: install
 	@test -s var/secret_key || (mkdir -p var && $(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key)
-	SECRET_KEY=$$(cat var/secret_key) $(BIN)/python manage.py migrate --no-input
-	SECRET_KEY=$$(cat var/secret_key) $(BIN)/python manage.py load_catalog
-	SECRET_KEY=$$(cat var/secret_key) $(BIN)/python manage.py ensure_admin
+	@SECRET_KEY=$$(cat var/secret_key) $(BIN)/python manage.py migrate --no-input --verbosity 0
+	@SECRET_KEY=$$(cat var/secret_key) $(BIN)/python manage.py load_catalog
 	@echo "Serving GPU Advisor on http://$(HOST):$(PORT)/"
-	SECRET_KEY=$$(cat var/secret_key) $(BIN)/gunicorn config.wsgi:application \
+	@# The admin's password (or how to reset it) is the last line before the server's own log.
+	@SECRET_KEY=$$(cat var/secret_key) $(BIN)/python manage.py ensure_admin
+	@SECRET_KEY=$$(cat var/secret_key) $(BIN)/gunicorn config.wsgi:application \
 		--bind $(HOST):$(PORT) --workers 2 --access-logfile -
 
 # Debian's Chromium for the browser tests (Playwright's own browser download cannot work here).

@@ -29,6 +29,7 @@ class FetchedFeed:
     skipped: list[SkippedRow] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)  # rows that failed to parse, with reasons
     observed_at: datetime | None = None
+    rows_read: int | None = None  # the source's own rows, where they are not one per quote
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def _read_skypilot(request: FeedRequest) -> FetchedFeed:
     files = {e["provider"]: e["upstream_path"] for e in manifest["files"] if not e.get("excluded")}
     with request.client() as http:
         parsed = fetch_skypilot(http, request.url, files, max_bytes=request.max_bytes)
-    return FetchedFeed(parsed.quotes, skipped=parsed.skipped)
+    return FetchedFeed(parsed.quotes, skipped=parsed.skipped, rows_read=parsed.rows_read)
 
 
 def _read_csv(request: FeedRequest) -> FetchedFeed:

@@ -1,8 +1,9 @@
 """gpuhunt's pre-built per-provider catalogues -> PriceQuote.
 
 We download each provider's `version` and `catalog.zip` ourselves (timeouts and size caps),
-lay them out as a local mirror, and let `gpuhunt.Catalog(auto_reload=False)` load and query
-that mirror, asking only for the offline providers. The module-level `gpuhunt.query()` is never
+over HTTP or from a local `file://` mirror through the same path, lay them out as a local
+mirror, and let `gpuhunt.Catalog(auto_reload=False)` load and query that mirror, asking only
+for the offline providers. The module-level `gpuhunt.query()` is never
 used: it adds live providers that call their APIs.
 """
 

@@ -1,305 +1,126 @@
 """SkyPilot catalogue `vms.csv` files (one per cloud) -> PriceQuote.
 
-Columns differ in order from cloud to cloud, so rows are read by header. Quirks handled here,
-each documented in the SkyPilot catalogue and our `catalog/data/README.md`:
-- an empty price, `0` and `700.0` (a sentinel) mean "no price";
-- GCP lists the host VM and its GPUs as separate rows: an offer is the sum of both;
+Columns differ in order from cloud to cloud, so rows are read by header. Every row read ends up
+in a quote or in `skipped` with a reason. Quirks handled here, each documented in the SkyPilot
+catalogue and our `catalog/data/README.md`:
+- an empty price, `0.0` and `700.0` (sentinels) mean "no price";
+- rows repeated verbatim (GCP's file has 154) are loaded once and counted;
+- AWS's FPGA (f1, f2) and video-transcoder (vt1) instances are not ML accelerators: skipped;
+- a fractional `AcceleratorCount` (AWS g6f/gr6f: 1/8 to 1/2 of an L4) is a slice of one GPU,
+  which the catalogue's offers (whole GPUs) cannot hold: skipped with the share;
+- OCI lists every availability domain of a region at the region's one price: one offer per
+  region;
+- GCP prices host VMs, GPUs and TPUs in separate rows (`catalog/feeds/skypilot_gcp.py`);
 - `GpuInfo` is a Python-literal dict in most files and JSON in others;
 - RunPod writes GB into the `SizeInMiB` field; Vast writes the total over all GPUs there.
 """
 
-import ast
 import csv
 import io
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 
 import httpx
 
-from catalog.domain.json_depth import JsonTooDeep, json_loads_limited
-from catalog.domain.quotes import PriceQuote, PricingModel, usd_amount
 from catalog.feeds.http import FeedError, fetch_bytes
+from catalog.feeds.skypilot_gcp import parse_gcp_rows
+from catalog.feeds.skypilot_rows import (
+    CPU_ONLY,
+    Instance,
+    ParsedFeed,
+    Row,
+    SkippedRow,
+    gpu_info,
+    quotes_for,
+    read_rows,
+    row_prices,
+    skip,
+)
 
-NO_PRICE_SENTINELS = {Decimal(0), Decimal("700.0")}
+__all__ = ["ParsedFeed", "SkippedRow", "fetch_skypilot", "parse_vms_csv"]
 
-# GCP host VM family -> the accelerator row it pairs with; the GPU count is the `-<n>g` suffix.
-GCP_HOST_ACCELERATORS = {
-    "a2-highgpu": "A100",
-    "a2-megagpu": "A100",
-    "a2-ultragpu": "A100-80GB",
-    "a3-highgpu": "H100",
-    "a3-edgegpu": "H100",
-    "a3-megagpu": "H100-MEGA",
-    "a3-ultragpu": "H200",
+# AWS instance families whose accelerator is not an ML GPU; the family is the type's prefix.
+# https://aws.amazon.com/ec2/instance-types/f1/ (Xilinx VU9P FPGA),
+# https://aws.amazon.com/ec2/instance-types/f2/ (AMD Virtex UltraScale+ VU47P FPGA),
+# https://aws.amazon.com/ec2/instance-types/vt1/ (Xilinx U30 media accelerator).
+NOT_ML_ACCELERATOR_FAMILIES = {
+    "f1": "FPGA instance (AWS f1/f2), not an ML accelerator",
+    "f2": "FPGA instance (AWS f1/f2), not an ML accelerator",
+    "vt1": "video-transcoder instance (AWS vt1), not an ML accelerator",
 }
-_GCP_HOST = re.compile(r"^(?P<family>[a-z0-9]+-[a-z]+)-(?P<count>\d+)g$")
+# Providers whose zones within a region carry one price: one offer per region.
+PROVIDERS_PRICED_PER_REGION = {"oci"}
 
-PROVIDERS_WITH_TOTAL_MEMORY_PER_GPU_FIELD = {"vast"}
-
-
-@dataclass(frozen=True)
-class SkippedRow:
-    provider: str
-    line: int
-    instance_type: str
-    accelerator_name: str
-    reason: str
+FRACTIONAL_GPU = (
+    "fractional GPU (a share of one GPU, AWS g6f/gr6f): offers are priced per whole GPU, so "
+    "the slice is not loaded"
+)
+SAME_PRICE_OTHER_ZONE = (
+    "another availability domain at the region's same price (one offer per region)"
+)
 
 
-@dataclass
-class ParsedFeed:
-    quotes: list[PriceQuote] = field(default_factory=list)
-    skipped: list[SkippedRow] = field(default_factory=list)
-
-
-def _decimal(raw: str | None) -> Decimal | None:
-    raw = (raw or "").strip()
-    if not raw:
+def _row_instance(provider: str, row: Row, result: ParsedFeed) -> Instance | None:
+    """The instance a plain (non-GCP) row describes, or None with the row skipped."""
+    accelerator = row.get("AcceleratorName")
+    count = row.decimal("AcceleratorCount")
+    instance_type = row.get("InstanceType")
+    family = instance_type.split(".")[0]
+    if provider == "aws" and family in NOT_ML_ACCELERATOR_FAMILIES:
+        skip(result, provider, row, NOT_ML_ACCELERATOR_FAMILIES[family], accelerator)
         return None
-    try:
-        value = Decimal(raw)
-    except InvalidOperation:
+    if not accelerator or not count:
+        skip(result, provider, row, CPU_ONLY)
         return None
-    return value if value.is_finite() else None
-
-
-def _price(raw: str | None) -> Decimal | None:
-    value = _decimal(raw)
-    if value is None or value in NO_PRICE_SENTINELS or value < 0:
+    if count != int(count) or count < 1:
+        skip(result, provider, row, FRACTIONAL_GPU, f"{count.normalize()} of one {accelerator}")
         return None
-    return usd_amount(value)
+    return Instance(
+        instance_type=instance_type,
+        accelerator=accelerator,
+        gpu_count=int(count),
+        region=row.get("Region"),
+        zone=row.get("AvailabilityZone"),
+        info=gpu_info(row.get("GpuInfo")),
+        vcpus=row.decimal("vCPUs"),
+        ram_gib=row.decimal("MemoryGiB"),
+    )
 
 
-def _gpu_info(raw: str | None) -> dict:
-    raw = (raw or "").strip()
-    if not raw.startswith("{"):
-        return {"Gpus": [{"Name": raw}]} if raw else {}
-    try:
-        return json_loads_limited(raw)
-    except JsonTooDeep:
-        return {}
-    except ValueError:  # not JSON: a Python literal, read below
-        pass
-    try:
-        value = ast.literal_eval(re.sub(r"\bnull\b", "None", raw))
-    except (ValueError, SyntaxError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _per_gpu_memory_gib(provider: str, info: dict, gpu_count: int) -> Decimal | None:
-    gpus = info.get("Gpus") or [{}]
-    size_mib = _decimal(str((gpus[0].get("MemoryInfo") or {}).get("SizeInMiB", "")))
-    if not size_mib:
-        return None
-    if provider in PROVIDERS_WITH_TOTAL_MEMORY_PER_GPU_FIELD and gpu_count > 1:
-        size_mib /= gpu_count
-    if size_mib < 1024:  # a GB figure in a MiB field (RunPod)
-        return size_mib
-    return size_mib / 1024
-
-
-@dataclass(frozen=True)
-class _Row:
-    line: int
-    values: dict[str, str]
-
-    def get(self, column: str) -> str:
-        return (self.values.get(column) or "").strip()
-
-
-def _quotes_for(
-    provider: str,
-    source: str,
-    instance_type: str,
-    accelerator: str,
-    gpu_count: int,
-    region: str,
-    zone: str,
-    prices: dict[PricingModel, Decimal | None],
-    info: dict,
-    vcpus: Decimal | None,
-    ram_gib: Decimal | None,
-) -> list[PriceQuote]:
-    gpus = info.get("Gpus") or [{}]
-    return [
-        PriceQuote(
-            provider=provider,
-            instance_type=instance_type,
-            region=region,
-            zone=zone,
-            accelerator_name=accelerator,
-            gpu_count=gpu_count,
-            pricing_model=model,
-            usd_per_hour=price,
-            source=source,
-            gpu_memory_gib=_per_gpu_memory_gib(provider, info, gpu_count),
-            gpu_description=str(gpus[0].get("Name") or ""),
-            vcpus=vcpus,
-            ram_gib=ram_gib,
-        )
-        for model, price in prices.items()
-        if price is not None
-    ]
+def _one_row_per_region(provider: str, rows: list[Row], result: ParsedFeed) -> list[Row]:
+    """The first zone of each (instance, region) stands for the others when all carry the same
+    prices (the offer's zone is then empty); zones priced differently stay separate offers."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        groups.setdefault((row.get("InstanceType"), row.get("Region")), []).append(row)
+    kept = []
+    for group in groups.values():
+        if len({(row.get("Price"), row.get("SpotPrice")) for row in group}) > 1:
+            kept.extend(group)
+            continue
+        first = group[0]
+        kept.append(Row(first.line, {**first.values, "AvailabilityZone": ""}))
+        for row in group[1:]:
+            skip(result, provider, row, SAME_PRICE_OTHER_ZONE, f"as line {first.line}")
+    return sorted(kept, key=lambda row: row.line)
 
 
 def parse_vms_csv(lines: Iterable[str], *, provider: str, source: str) -> ParsedFeed:
     """Parse one cloud's `vms.csv`. Every row ends up either in quotes or in skipped."""
-    rows = [_Row(number, values) for number, values in enumerate(csv.DictReader(lines), start=2)]
     result = ParsedFeed()
-    gcp_hosts: list[_Row] = []
-    gcp_accelerators: dict[tuple[str, int, str, str], _Row] = {}
-
+    rows = read_rows(lines, result, provider)
+    if provider == "gcp":
+        parse_gcp_rows(rows, provider=provider, source=source, result=result)
+        return result
+    if provider in PROVIDERS_PRICED_PER_REGION:
+        rows = _one_row_per_region(provider, rows, result)
     for row in rows:
-        accelerator = row.get("AcceleratorName")
-        count = _decimal(row.get("AcceleratorCount"))
-        instance_type = row.get("InstanceType")
-        if provider == "gcp" and not instance_type and accelerator and count:
-            key = (accelerator, int(count), row.get("Region"), row.get("AvailabilityZone"))
-            if key in gcp_accelerators:
-                result.skipped.append(
-                    SkippedRow(provider, row.line, "", accelerator, "duplicate GCP GPU price row")
-                )
-            else:
-                gcp_accelerators[key] = row
+        instance = _row_instance(provider, row, result)
+        if instance is None:
             continue
-        if (
-            provider == "gcp"
-            and instance_type
-            and not accelerator
-            and _GCP_HOST.match(instance_type)
-        ):
-            gcp_hosts.append(row)
-            continue
-        if not accelerator or not count:
-            result.skipped.append(
-                SkippedRow(provider, row.line, instance_type, "", "no accelerator (CPU-only)")
-            )
-            continue
-        if count != int(count) or count < 1:
-            result.skipped.append(
-                SkippedRow(
-                    provider,
-                    row.line,
-                    instance_type,
-                    accelerator,
-                    f"fractional GPU count {count} (a shared slice, not a whole GPU)",
-                )
-            )
-            continue
-        prices = {
-            PricingModel.ON_DEMAND: _price(row.get("Price")),
-            PricingModel.SPOT: _price(row.get("SpotPrice")),
-        }
-        if (
-            prices[PricingModel.SPOT] is not None
-            and prices[PricingModel.SPOT] == prices[PricingModel.ON_DEMAND]
-        ):
-            result.skipped.append(
-                SkippedRow(
-                    provider,
-                    row.line,
-                    instance_type,
-                    accelerator,
-                    "spot price equals on-demand (suspect feed value); spot not loaded",
-                )
-            )
-            prices[PricingModel.SPOT] = None
-        quotes = _quotes_for(
-            provider,
-            source,
-            instance_type,
-            accelerator,
-            int(count),
-            row.get("Region"),
-            row.get("AvailabilityZone"),
-            prices,
-            _gpu_info(row.get("GpuInfo")),
-            _decimal(row.get("vCPUs")),
-            _decimal(row.get("MemoryGiB")),
-        )
-        if not quotes:
-            result.skipped.append(
-                SkippedRow(
-                    provider, row.line, instance_type, accelerator, "no price (empty, 0 or 700.0)"
-                )
-            )
-        result.quotes.extend(quotes)
-
-    _join_gcp(provider, source, gcp_hosts, gcp_accelerators, result)
+        prices = row_prices(provider, row, result)
+        if prices is not None:
+            result.quotes.extend(quotes_for(provider, source, instance, prices))
     return result
-
-
-def _join_gcp(
-    provider: str,
-    source: str,
-    hosts: list[_Row],
-    accelerators: dict[tuple[str, int, str, str], _Row],
-    result: ParsedFeed,
-) -> None:
-    used: set[tuple[str, int, str, str]] = set()
-    for host in hosts:
-        match = _GCP_HOST.match(host.get("InstanceType"))
-        assert match is not None  # only matching hosts were collected
-        accelerator = GCP_HOST_ACCELERATORS.get(match["family"])
-        count = int(match["count"])
-        key = (accelerator or "", count, host.get("Region"), host.get("AvailabilityZone"))
-        gpu_row = accelerators.get(key)
-        if accelerator is None or gpu_row is None:
-            result.skipped.append(
-                SkippedRow(
-                    provider,
-                    host.line,
-                    host.get("InstanceType"),
-                    accelerator or "",
-                    "GCP host VM without a matching GPU price row in this extract",
-                )
-            )
-            continue
-        used.add(key)
-        prices: dict[PricingModel, Decimal | None] = {}
-        for model, column in ((PricingModel.ON_DEMAND, "Price"), (PricingModel.SPOT, "SpotPrice")):
-            host_price, gpu_price = _price(host.get(column)), _price(gpu_row.get(column))
-            prices[model] = (
-                None if host_price is None or gpu_price is None else host_price + gpu_price
-            )
-        quotes = _quotes_for(
-            provider,
-            source,
-            host.get("InstanceType"),
-            accelerator,
-            count,
-            host.get("Region"),
-            host.get("AvailabilityZone"),
-            prices,
-            _gpu_info(gpu_row.get("GpuInfo")),
-            _decimal(host.get("vCPUs")),
-            _decimal(host.get("MemoryGiB")),
-        )
-        if not quotes:
-            result.skipped.append(
-                SkippedRow(
-                    provider,
-                    host.line,
-                    host.get("InstanceType"),
-                    accelerator,
-                    "no price (empty, 0 or 700.0) on the host or GPU row",
-                )
-            )
-        result.quotes.extend(quotes)
-    for key, row in accelerators.items():
-        if key not in used:
-            result.skipped.append(
-                SkippedRow(
-                    provider,
-                    row.line,
-                    "",
-                    key[0],
-                    f"GCP GPU price row ({key[1]}x {key[0]}) without a host VM row in this extract",
-                )
-            )
 
 
 EXPECTED_COLUMNS = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"}
@@ -308,7 +129,8 @@ EXPECTED_COLUMNS = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Pric
 def fetch_skypilot(
     client: httpx.Client, base_url: str, files: dict[str, str], *, max_bytes: int
 ) -> ParsedFeed:
-    """Fetch `<base_url>/<path>` for each provider and parse them all into one feed."""
+    """Fetch `<base_url>/<path>` for each provider (http(s), or a `file://` mirror) and parse
+    them all into one feed."""
     feed = ParsedFeed()
     for provider, path in files.items():
         body = fetch_bytes(client, f"{base_url.rstrip('/')}/{path}", max_bytes=max_bytes)
@@ -320,9 +142,9 @@ def fetch_skypilot(
         missing = EXPECTED_COLUMNS - header
         if missing:
             raise FeedError(f"SkyPilot {provider}: missing columns {sorted(missing)}")
-        parsed = parse_vms_csv(
-            io.StringIO(text), provider=provider, source=f"skypilot {provider} ({base_url})"
+        feed.extend(
+            parse_vms_csv(
+                io.StringIO(text), provider=provider, source=f"skypilot {provider} ({base_url})"
+            )
         )
-        feed.quotes.extend(parsed.quotes)
-        feed.skipped.extend(parsed.skipped)
     return feed

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from catalog.domain.matching import GpuMatcher, parse_alias_rules
 from catalog.domain.mig import parse_mig_profiles
+from catalog.domain.quotes import PriceQuote
 from catalog.domain.specs import parse_gpu_specs
 from catalog.domain.validation import BatchRefused, ValidatedBatch, validate_batch
 from catalog.feeds import FETCHERS, FeedRequest, FetchedFeed
@@ -93,13 +94,35 @@ def _summary(batch: ValidatedBatch, feed: FetchedFeed) -> dict:
         (r.quote.provider, r.quote.accelerator_name, r.reason) for r in batch.unmatched
     )
     return {
+        "rows_read": feed.rows_read
+        if feed.rows_read is not None
+        else len(feed.quotes) + len(feed.invalid),
         "unmatched": [
             {"provider": p, "accelerator": a, "reason": r, "count": n}
             for (p, a, r), n in unmatched.most_common()
         ],
+        "unmatched_rows": [_unmatched_row(r.quote, r.reason) for r in batch.unmatched],
         "rejected": Counter(r.reason for r in batch.rejected).most_common(20)
         + [(reason, 1) for reason in feed.invalid[:20]],
         "skipped_rows": Counter(row.reason for row in feed.skipped).most_common(),
+    }
+
+
+def _unmatched_row(quote: PriceQuote, reason: str) -> dict:
+    """One quote the matcher refused, as `load_catalog --json` lists it."""
+    memory = quote.gpu_memory_gib
+    return {
+        "provider": quote.provider,
+        "instance_type": quote.instance_type,
+        "region": quote.region,
+        "zone": quote.zone,
+        "accelerator": quote.accelerator_name,
+        "gpu_description": quote.gpu_description,
+        "gpu_count": quote.gpu_count,
+        "gpu_memory_gib": None if memory is None else float(round(memory, 2)),
+        "pricing_model": str(quote.pricing_model),
+        "usd_per_hour": str(quote.usd_per_hour),
+        "reason": reason,
     }
 
 
@@ -176,6 +199,7 @@ def catalog_load_bundled(*, data_dir: Path = BUNDLED_DATA_DIR) -> "CatalogLoadRe
                 parsed = parse_vms_csv(feed_file, provider=entry["provider"], source=source)
             feed.quotes.extend(parsed.quotes)
             feed.skipped.extend(parsed.skipped)
+            feed.rows_read = (feed.rows_read or 0) + parsed.rows_read
         return feed
 
     run = price_refresh(

@@ -2,10 +2,12 @@
 
 import json
 from decimal import Decimal
+from io import StringIO
 from pathlib import Path
 
 import httpx
 import pytest
+from django.core.management import call_command
 
 from catalog.domain.quotes import PricingModel
 from catalog.feeds.azure import fetch_azure, parse_sku_table
@@ -13,6 +15,7 @@ from catalog.feeds.csv_import import CsvFormatError, parse_price_csv
 from catalog.feeds.gpuhunt_catalog import fetch_gpuhunt
 from catalog.feeds.http import FeedError, TransientFeedError, fetch_bytes, new_client
 from catalog.feeds.skypilot import fetch_skypilot
+from catalog.models import Offer, PriceRefresh
 from catalog.services import BUNDLED_DATA_DIR
 from tests.catalog.feed_server import FeedServer, Route
 
@@ -118,12 +121,65 @@ def test_the_recorded_azure_sample_parses():
 def test_skypilot_csvs_are_fetched_per_cloud_and_parsed_by_header(server):
     server.serve_directory(BUNDLED_DATA_DIR / "skypilot", prefix="/v8")
     base = server.start()
-    files = {"lambda": "v8/lambda_vms.csv", "gcp": "v8/gcp_vms.GPU_PARTIAL.csv"}
+    files = {"lambda": "v8/lambda_vms.csv", "gcp": "v8/gcp_vms.GPU.csv"}
     with new_client() as client:
         feed = fetch_skypilot(client, base, files, max_bytes=10**7)
     assert {q.provider for q in feed.quotes} == {"lambda", "gcp"}
     gcp = next(q for q in feed.quotes if q.instance_type == "a2-highgpu-1g")
     assert gcp.accelerator_name == "A100"  # host and GPU rows summed into one offer
+    assert feed.rows_read == sum(
+        len((BUNDLED_DATA_DIR / "skypilot" / name).read_text().splitlines()) - 1
+        for name in ("lambda_vms.csv", "gcp_vms.GPU.csv")
+    )
+
+
+def test_gpuhunt_reads_a_file_url_mirror_through_the_same_code_path_as_http(server):
+    mirror = PRICES / "gpuhunt_v3_mirror"
+    server.serve_directory(mirror)
+    with new_client() as client:
+        over_http = fetch_gpuhunt(client, server.start(), max_bytes=10**7)
+        from_file = fetch_gpuhunt(client, mirror.as_uri(), max_bytes=10**7)
+    assert len(from_file) > 0
+    assert sorted(map(repr, from_file)) == sorted(map(repr, over_http))
+
+
+def test_skypilot_reads_a_file_url_mirror(tmp_path):
+    (tmp_path / "v8").mkdir()
+    (tmp_path / "v8" / "lambda_vms.csv").write_bytes(
+        (BUNDLED_DATA_DIR / "skypilot" / "lambda_vms.csv").read_bytes()
+    )
+    with new_client() as client:
+        feed = fetch_skypilot(
+            client, tmp_path.as_uri(), {"lambda": "v8/lambda_vms.csv"}, max_bytes=10**6
+        )
+    assert feed.quotes and {q.provider for q in feed.quotes} == {"lambda"}
+
+
+def test_a_gpuhunt_refresh_reads_a_file_url_set_in_gpuhunt_catalog_url(catalog, settings):
+    """The README's claim: GPUHUNT_CATALOG_URL may be a file:// URL (a local mirror)."""
+    settings.GPUHUNT_CATALOG_URL = (PRICES / "gpuhunt_v3_mirror").as_uri()
+    out = StringIO()
+    call_command("refresh_prices", "--source", "gpuhunt", stdout=out)
+    assert "gpuhunt refresh succeeded" in out.getvalue()
+    run = PriceRefresh.objects.get(source="gpuhunt")
+    assert run.accepted > 0
+    assert Offer.objects.filter(source__startswith="gpuhunt ").count() > 0
+
+
+def test_a_file_url_keeps_the_size_cap_and_says_what_is_missing(tmp_path):
+    big = tmp_path / "big.zip"
+    big.write_bytes(b"x" * 2048)
+    with new_client() as client:
+        with pytest.raises(FeedError, match="over the 1,024-byte cap"):
+            fetch_bytes(client, big.as_uri(), max_bytes=1024)
+        assert fetch_bytes(client, big.as_uri(), max_bytes=2048) == b"x" * 2048
+        with pytest.raises(FeedError, match="does not exist") as missing:
+            fetch_bytes(client, (tmp_path / "nope").as_uri())
+        assert not isinstance(missing.value, TransientFeedError)
+        with pytest.raises(FeedError, match="is a directory"):
+            fetch_bytes(client, tmp_path.as_uri())
+        with pytest.raises(FeedError, match="must name a local path"):
+            fetch_bytes(client, "file://example.com/etc/passwd")
 
 
 def test_skypilot_file_without_the_expected_columns_is_refused(server):

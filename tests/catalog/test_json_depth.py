@@ -22,7 +22,7 @@ from catalog.domain.json_depth import (
 )
 from catalog.feeds.azure import AzureSku, fetch_azure
 from catalog.feeds.http import FeedError, new_client
-from catalog.feeds.skypilot import _gpu_info
+from catalog.feeds.skypilot_rows import gpu_info
 from jobs.domain.traces.kineto import parse as trace_parse
 
 
@@ -146,7 +146,7 @@ def test_an_azure_page_nested_too_deeply_fails_the_feed_with_a_reason():
 
 def test_a_skypilot_gpu_info_nested_too_deeply_is_unreadable_not_a_crash():
     """Failed before the fix: RecursionError escaped the row parser."""
-    assert _gpu_info("{" + '"a": ' + nested(5_000) + "}") == {}
-    assert _gpu_info('{"Gpus": [{"Name": "H100", "Count": 8}]}') == {
+    assert gpu_info("{" + '"a": ' + nested(5_000) + "}") == {}
+    assert gpu_info('{"Gpus": [{"Name": "H100", "Count": 8}]}') == {
         "Gpus": [{"Name": "H100", "Count": 8}]
     }
