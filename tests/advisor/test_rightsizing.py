@@ -16,7 +16,7 @@ import pytest
 from advisor.domain.rightsizing import ObservedJob, observe, project, recommendation
 from advisor.domain.rightsizing.projection import UNCERTAINTY
 from jobs.domain.traces import analyze_traces
-from tests.advisor.devices import GPUS, OFFERS, offer
+from tests.advisor.devices import GPUS, OFFERS, made_up_device, offer
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "tests/fixtures/traces"
@@ -177,11 +177,13 @@ def test_precision_decides_which_tflops_are_compared():
 
 
 def test_a_missing_catalogue_figure_is_not_guessed():
+    # A part whose FP32 figure the catalogue lacks (made up: the catalogue's rows change).
     job = _job(compute_s=1.0, precision="fp32")
-    (current, b200) = project(job, H100, [GPUS["B200-SXM"]], {"B200-SXM": [offer("a", "b", 1, 1)]})
+    unsourced = made_up_device("no-fp32", memory_gib=180, bandwidth_gb_s=8000)
+    (current, other) = project(job, H100, [unsourced], {"no-fp32": [offer("a", "b", 1, 1)]})
     assert current.is_current
-    assert b200.step_s is None and b200.offers == []
-    assert "no fp32 TFLOPS for B200" in b200.notes[-1]
+    assert other.step_s is None and other.offers == []
+    assert other.notes[-1] == "the catalogue has no fp32 TFLOPS for no-fp32"
 
 
 def test_observed_from_a_real_trace_adds_up_per_step():

@@ -11,7 +11,7 @@ p5.48xlarge (8x H100) $55.04/h in us-east-1.
 import pytest
 
 from advisor.domain.rightsizing import ObservedJob, project, recommendation
-from tests.advisor.devices import GPUS, offer
+from tests.advisor.devices import GPUS, made_up_device, offer
 
 V100, A100_40, H100 = GPUS["V100-16GB"], GPUS["A100-40GB-SXM"], GPUS["H100-SXM"]
 GIB = 2**30
@@ -124,3 +124,12 @@ def test_without_a_price_for_the_machine_the_same_gpu_on_the_jobs_size_is_named(
         "no 4-GPU A100 40GB SXM instance is priced; cheapest per step is an A100 40GB SXM on a "
         f"1-GPU instance at ${0.76 * 1000 / 3600:.2f} per 1,000 steps, at about the same speed"
     )
+
+
+def test_a_candidate_with_low_confidence_specs_says_so():
+    doubtful = made_up_device(
+        "A2-ish", bf16_tflops=100.0, supports_bf16=True, confidence="low", spec_notes="no datasheet"
+    )
+    current = made_up_device("here", bf16_tflops=100.0, supports_bf16=True)
+    candidate = next(p for p in project(_job(), current, [doubtful], {}) if not p.is_current)
+    assert candidate.notes[-1] == "A2-ish's specs are low confidence: no datasheet"

@@ -98,9 +98,18 @@ def project(
         step_s, notes = _step_s(job, current, device, same_gpu)
         offers, how = _instances(device, offers_by_device.get(device.key, ()), gpu_count)
         costs = _costs(step_s, offers) if step_s else []
+        # A projection resting on figures the catalogue could not source says so.
+        doubt = [device.low_confidence_warning] if device.low_confidence_warning else []
         projections.append(
             Projection(
-                device, is_current, True, "", step_s, costs, [*notes, *how], gpu_count=gpu_count
+                device,
+                is_current,
+                True,
+                "",
+                step_s,
+                costs,
+                [*notes, *how, *doubt],
+                gpu_count=gpu_count,
             )
         )
     return sorted(projections, key=_rank_key)
