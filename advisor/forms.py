@@ -17,6 +17,7 @@ from rest_framework import serializers
 
 from advisor.api.serializers import MAX_CONFIG_BYTES, SizingRequestSerializer
 from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.stacks import DEFAULT_STACK_BY_TASK, STACKS
 from advisor.domain.sizing.workload import DEFAULT_CONTEXT_TOKENS, Workload
 
 SOURCES = (
@@ -73,6 +74,20 @@ CHOICE_LABELS: dict[str, dict[str, str]] = {
         "3": "3 / FSDP (+ weights)",
     },
     "tensor_parallel": {"1": "1 (none)", "2": "2", "4": "4", "8": "8"},
+    "stack": {
+        "": "The task's default ("
+        + "; ".join(STACKS[name].label for name in dict.fromkeys(DEFAULT_STACK_BY_TASK.values()))
+        + ")",
+        **{name: stack.label for name, stack in STACKS.items()},
+    },
+    "activation_checkpointing": {
+        "": "The stack's, when gradient checkpointing is on",
+        "none": "None (keep every activation)",
+        "selective": "Selective (recompute attention scores)",
+        "full": "Full (keep layer inputs)",
+    },
+    "optimizer_offload": {"true": "On", "false": "Off"},
+    "parameter_offload": {"true": "On", "false": "Off"},
     "pricing_model": {"on_demand": "On-demand", "spot": "Spot"},
     "goal": {"cheapest": "Cheapest", "fastest": "Fastest"},
 }
@@ -98,10 +113,15 @@ class PageField(forms.Field):
         unit: str = "",
         help_text: str = "",
         placeholder: str = "",
+        step: str = "1",
     ) -> None:
         super().__init__(required=False, label=label, help_text=help_text, widget=WIDGETS[widget])
         self.unit = unit
         self.placeholder = placeholder
+        # A number input's step, and how its bounds are written (whole numbers unless the
+        # step is a fraction).
+        self.step = step
+        self.number_format = "d" if step == "1" else "g"
         self.options: list[tuple[str, str]] = []
         self.suggestions: list[tuple[str, str]] = []  # a text field's <datalist>: value, label
         self.min_value: int | None = None
@@ -128,21 +148,28 @@ FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "workload",
         "Workload",
-        ("task", "weight_dtype", "context_tokens", "batch_size", "pricing_model", "goal"),
+        ("task", "stack", "weight_dtype", "context_tokens", "batch_size", "pricing_model", "goal"),
     ),
-    ("serving", "Serving", ("kv_dtype", "concurrent_users", "output_tokens")),
+    (
+        "serving",
+        "Serving",
+        ("gpu_memory_utilization", "kv_dtype", "concurrent_users", "output_tokens"),
+    ),
     (
         "training",
         "Training",
         (
             "optimizer",
             "gradient_checkpointing",
+            "activation_checkpointing",
             "flash_attention",
             "zero_stage",
             "tensor_parallel",
             "lora_rank",
             "lora_targets",
             "train_tokens",
+            "optimizer_offload",
+            "parameter_offload",
         ),
     ),
 )
@@ -203,6 +230,20 @@ class SizingForm(forms.Form):
     hidden_size = PageField("Hidden size", unit="optional")
     num_kv_heads = PageField("KV heads", unit="optional")
     task = PageField("Task", "select")
+    stack = PageField(
+        "Stack",
+        "select",
+        help_text="What runs it: its memory budget, checkpointing, loss and offload behaviour.",
+    )
+    gpu_memory_utilization = PageField(
+        "GPU memory utilization",
+        unit="fraction",
+        step="0.01",
+        help_text="The serving stack's memory fraction. Empty: the stack's default (0.90).",
+    )
+    activation_checkpointing = PageField("Checkpointing granularity", "select")
+    optimizer_offload = PageField("Optimizer offload to CPU", "select")
+    parameter_offload = PageField("Parameter offload to CPU", "select")
     weight_dtype = PageField(
         "Weight precision",
         "select",

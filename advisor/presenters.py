@@ -258,6 +258,7 @@ def answer_context(report: dict[str, Any]) -> dict[str, Any]:
         "task_label": CHOICE_LABELS["task"].get(task, task),
         "model": report["model"],
         "workload": workload,
+        "stack": report["stack"],
         "headline": headline,
         "fitting": fitting[:TABLE_ROWS],
         "more_fitting": fitting[TABLE_ROWS:],

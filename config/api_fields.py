@@ -28,6 +28,10 @@ def _json_type_error(field: serializers.Field, value: Any) -> str | None:
         return "Must be true or false."
     if isinstance(field, serializers.IntegerField) and not _is_int(value):
         return "Must be a JSON integer."
+    if isinstance(field, serializers.FloatField) and not (
+        _is_int(value) or isinstance(value, float)
+    ):
+        return "Must be a JSON number."
     if isinstance(field, serializers.ChoiceField):
         wants_int = all(_is_int(choice) for choice in field.choices)
         if wants_int != _is_int(value) or not (wants_int or isinstance(value, str)):

@@ -28,6 +28,14 @@ from advisor.domain.sizing.architecture import (
 from advisor.domain.sizing.hub_ids import HubRef, InvalidHubId, looks_like_hub_id, parse_hub_ref
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.stacks import (
+    DEFAULT_STACK_BY_TASK,
+    GPU_MEMORY_UTILIZATION_MAX,
+    GPU_MEMORY_UTILIZATION_MIN,
+    STACKS,
+    Checkpointing,
+    stacks_for,
+)
 from advisor.domain.sizing.stored_weights import stored_weights_compare
 from advisor.domain.sizing.workload import (
     DEFAULT_CONTEXT_TOKENS,
@@ -164,6 +172,42 @@ class SizingRequestSerializer(JsonTypesMixin, serializers.Serializer):
     train_tokens = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=10**15
     )
+    stack = serializers.ChoiceField(
+        choices=[(name, name) for name in STACKS],
+        required=False,
+        allow_null=True,
+        help_text="The serving or training stack. Empty: the task's default. "
+        + "; ".join(f"{task}: {', '.join(stacks_for(task))}" for task in DEFAULT_STACK_BY_TASK)
+        + " (default first).",
+    )
+    gpu_memory_utilization = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=GPU_MEMORY_UTILIZATION_MIN,
+        max_value=GPU_MEMORY_UTILIZATION_MAX,
+        help_text=(
+            "Serving: the stack's memory fraction (vLLM gpu_memory_utilization, SGLang "
+            "mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction). Empty: the stack's "
+            "default (0.90)."
+        ),
+    )
+    activation_checkpointing = serializers.ChoiceField(
+        choices=_choices(Checkpointing),
+        required=False,
+        allow_null=True,
+        help_text=(
+            "Training: what each layer keeps for the backward pass (selective: everything but "
+            "the attention scores, recomputed). Empty: the stack's granularity when "
+            "gradient_checkpointing is on (full; Megatron-LM selective), none when off."
+        ),
+    )
+    optimizer_offload = serializers.BooleanField(
+        default=False, help_text="Training: optimizer states on the CPU (stacks that offload)."
+    )
+    parameter_offload = serializers.BooleanField(
+        default=False,
+        help_text="Training: parameters and gradients on the CPU too (stacks that offload).",
+    )
     pricing_model = serializers.ChoiceField(
         choices=[("on_demand", "on_demand"), ("spot", "spot")], default="on_demand"
     )
@@ -253,6 +297,15 @@ class SizingRequestSerializer(JsonTypesMixin, serializers.Serializer):
             lora_rank=attrs["lora_rank"],
             lora_targets=tuple(attrs["lora_targets"]),
             train_tokens=attrs.get("train_tokens"),
+            stack_name=attrs.get("stack"),
+            gpu_memory_utilization=attrs.get("gpu_memory_utilization"),
+            activation_checkpointing=(
+                Checkpointing(attrs["activation_checkpointing"])
+                if attrs.get("activation_checkpointing")
+                else None
+            ),
+            optimizer_offload=attrs["optimizer_offload"],
+            parameter_offload=attrs["parameter_offload"],
             pricing_model=attrs["pricing_model"],
             goal=Goal(attrs["goal"]),
             notes=tuple(notes),
@@ -262,7 +315,17 @@ class SizingRequestSerializer(JsonTypesMixin, serializers.Serializer):
         except ValueError as error:
             message = str(error)
             field = next(
-                (name for name in ("lora_targets", "context_tokens") if message.startswith(name)),
+                (
+                    name
+                    for name in (
+                        "lora_targets",
+                        "context_tokens",
+                        "stack",
+                        "gpu_memory_utilization",
+                        "optimizer_offload",
+                    )
+                    if message.startswith(name)
+                ),
                 "task",
             )
             raise serializers.ValidationError({field: [message]}) from error

@@ -89,11 +89,14 @@ def test_serving_70b_shows_the_recommendation_charts_and_rejections(client):
     assert re.search(r'<svg xmlns="http://www.w3.org/2000/svg" class="chart memory-chart"', html)
     assert re.search(r'<svg xmlns="http://www.w3.org/2000/svg" class="chart cost-chart"', html)
     # 140 GB of bf16 weights do not fit on one H100: the reason is spelled out.
-    assert re.search(r"needs [\d.]+ GiB per GPU, H100 SXM has 79\.2 GiB usable", html)
+    assert re.search(
+        r"needs [\d.]+ GiB per GPU, H100 SXM has 71\.3 GiB usable at gpu_memory_utilization 0\.90",
+        html,
+    )
     assert '<details class="rejected">' in html
     assert "Configurations that fit, best first" in html
     assert "tokens/s" in html and "$/h" in html.replace("$/H", "$/h")
-    assert "Assumptions" in html and "usable memory = 99%" in html
+    assert "Assumptions" in html and "gpu_memory_utilization 0.90 of the memory CUDA" in html
     assert 'href="/size/?model=llama-3.1-70b"' in html  # shareable: defaults left out
     no_inline_style(html)
 

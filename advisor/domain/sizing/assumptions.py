@@ -23,6 +23,7 @@ from advisor.domain.sizing.speed.efficiency import (
     TRAINING_UTILIZATION_DEFAULT,
     TRAINING_UTILIZATION_HOPPER,
 )
+from advisor.domain.sizing.stacks import Budget
 from advisor.domain.sizing.workload import Task, Workload
 
 
@@ -30,15 +31,59 @@ def _band(band: Range) -> str:
     return f"{band.low:.0%}/{band.expected:.0%}/{band.high:.0%}"
 
 
-def assumptions(workload: Workload) -> list[str]:
-    arch = workload.architecture
-    items = [
-        f"usable memory = {USABLE_FRACTION:.0%} of the datasheet capacity (an H100's 80 GiB shows "
-        "as 79.2 GiB to CUDA); memory in GiB (2^30 bytes)",
+def _memory_items(workload: Workload) -> list[str]:
+    """The memory budget and what the stack keeps, in the answer's words."""
+    stack = workload.stack
+    cuda = (
+        f"{USABLE_FRACTION:.0%} of the datasheet capacity shows to CUDA (an H100's 80 GiB as "
+        "79.2 GiB); memory in GiB (2^30 bytes)"
+    )
+    if stack.serving:
+        budget = {
+            Budget.TOTAL: "weights + activation peak + non-torch memory + the KV-cache pool",
+            Budget.STATIC: "weights + the KV-cache pool (activations and CUDA graphs in the rest)",
+            Budget.FREE: "the KV-cache pool, as a fraction of what is free after weights, "
+            "activations and runtime",
+        }[stack.budget]
+        return [
+            f"stack {stack.label}: gpu_memory_utilization {workload.gpu_memory_utilization:.2f} "
+            f"of the memory CUDA reports = {budget}; {cuda}",
+            f"non-torch memory (CUDA context, NCCL): {stack.non_torch_bytes(1) / GIB:.2f} GiB on "
+            f"one GPU, {stack.non_torch_bytes(2) / GIB:.2f} GiB with tensor parallelism "
+            "(vLLM's logged figures); the KV pool is allocated up front: no allocator headroom",
+            "fits when the pool holds the batch's KV cache; concurrency = pool tokens / context",
+        ]
+    loss = (
+        f"chunked loss: {stack.loss_bytes_per_vocab_entry:g} bytes per token per vocabulary "
+        "entry, never the full fp32 logits"
+        if stack.loss_chunking
+        else f"loss over the full logits: {stack.loss_bytes_per_vocab_entry:g} bytes per token "
+        "per vocabulary entry (fp32 copies and gradients)"
+    )
+    offload = (
+        "parameters, gradients and optimizer states on the CPU"
+        if workload.parameter_offload
+        else "optimizer states on the CPU"
+        if workload.optimizer_offload
+        else "nothing offloaded"
+    )
+    return [
+        f"usable memory: {cuda}",
         f"runtime overhead: {CUDA_CONTEXT_BYTES / GIB:.2f} GiB CUDA context per GPU, plus "
         f"{COLLECTIVE_BUFFER_BYTES / GIB:.1f} GiB of NCCL buffers when GPUs communicate",
         f"allocator headroom: {ALLOCATOR_HEADROOM_FRACTION:.0%} over what is allocated while "
-        "running (activations, KV cache, gradients, optimizer states), not the weights",
+        "running (activations, gradients, optimizer states), not the weights",
+        f"stack {stack.label}: activation checkpointing {workload.checkpointing}; {loss}; "
+        f"{offload}"
+        + ("; optimizer steps in the backward pass" if stack.optimizer_in_backward else "")
+        + ("; pure bf16 (no fp32 master weights)" if stack.pure_bf16 else ""),
+    ]
+
+
+def assumptions(workload: Workload) -> list[str]:
+    arch = workload.architecture
+    items = [
+        *_memory_items(workload),
         f"parameters: {arch.params_total:,} total, {arch.params_active:,} active per token",
     ]
     items.extend(arch.notes)

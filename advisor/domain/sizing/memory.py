@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from advisor.domain.ranges import Range
 from advisor.domain.sizing.precision import (
     BYTES_PER_VALUE,
     NF4_BITS_PER_PARAM,
@@ -9,12 +10,14 @@ from advisor.domain.sizing.precision import (
     is_quantised,
     weight_bytes_per_param,
 )
+from advisor.domain.sizing.stacks import Budget, Checkpointing, Stack
 from advisor.domain.sizing.workload import LORA_TARGETS_ALL, Optimizer, Task, Workload
 
 GIB = 2**30
 
 # What the device lets CUDA use: an H100 "80 GB" shows 79.19 GiB to PyTorch (vLLM's
-# measurement in sizing_reference.json); driver and ECC reservations take the rest.
+# measurement in sizing_reference.json); driver and ECC reservations take the rest. A serving
+# stack's budget is its memory fraction of this (stacks.py).
 USABLE_FRACTION = 0.99
 # CUDA context, kernels and library workspaces. Seen from 0.25 GiB (vLLM, lazy module loading)
 # to 1.3 GB (Hugging Face's measurement on a V100); we assume the middle.
@@ -103,6 +106,45 @@ class MemoryBreakdown:
     def as_dict(self) -> dict[str, int]:
         return {name: round(getattr(self, name)) for name in MEMORY_COMPONENTS}
 
+    def component_range(self, name: str, *, serving: bool = False) -> Range:
+        """One line's low / expected / high, from how far such lines are from measurements."""
+        value = getattr(self, name)
+        below, above = MEMORY_SPREAD[name]
+        if name == "runtime_overhead" and serving:
+            below = above = SERVING_RUNTIME_SPREAD
+        return Range(value * (1 - below), value, value * (1 + above))
+
+    def total_range(self, *, serving: bool = False) -> Range:
+        low = high = 0.0
+        for name in MEMORY_COMPONENTS:
+            line = self.component_range(name, serving=serving)
+            low, high = low + line.low, high + line.high
+        return Range(low, self.total, high)
+
+
+# How far each line of the breakdown is from what stacks measure (fractions below, above):
+# - weights: vLLM's logged weights are 0.2-0.8% above ours on 12 models (sizing_reference.json);
+# - KV cache: its measured bytes per token are within 0.01% (block rounding aside);
+# - gradients and optimizer states: exact bytes per parameter (the ZeRO paper's 120/31.4/16.6
+#   GB), up to allocator rounding;
+# - activations and logits: the published peaks sit 14-18% above ours (vLLM's profile run) and
+#   up to 20% below (torchtitan's selective checkpointing, torchtune's chunked loss);
+# - runtime: a CUDA context is 0.25 GiB with lazy loading (vLLM) to 1.3 GB (Hugging Face's
+#   V100 measurement) against the 0.75 GiB assumed; a serving stack's logged non-torch
+#   memory within 10% (0.24-0.25 GiB at TP=1, 2.06-2.13 GiB at TP>1);
+# - allocator headroom: none when the peak is read as allocated bytes, twice ours at worst.
+MEMORY_SPREAD: dict[str, tuple[float, float]] = {
+    "weights": (0.01, 0.01),
+    "gradients": (0.02, 0.02),
+    "optimizer_states": (0.02, 0.02),
+    "activations": (0.30, 0.30),
+    "kv_cache": (0.01, 0.01),
+    "logits": (0.30, 0.30),
+    "runtime_overhead": (0.67, 0.67),
+    "allocator_headroom": (1.0, 1.0),
+}
+SERVING_RUNTIME_SPREAD = 0.10
+
 
 def usable_bytes(memory_gib: float) -> float:
     return memory_gib * GIB * USABLE_FRACTION
@@ -132,16 +174,22 @@ def _optimizer_bytes_per_param(workload: Workload) -> tuple[float, float, float]
 
     Full training in mixed precision keeps 16-bit weights and gradients and an fp32 master
     copy in the optimizer (2 + 2 + 12 bytes with AdamW: ZeRO's K = 12); fp32 training has no
-    master copy (4 + 4 + 8). LoRA adapters are fp32 (PEFT's default with a 16-bit base);
-    QLoRA adapters are bf16 with 32-bit paged AdamW states, as in the QLoRA code.
+    master copy (4 + 4 + 8). A pure-bf16 stack (torchtune) has no master copy and keeps the
+    optimizer's moments in the parameters' dtype (torch.optim.AdamW: 2 + 2 + 4). LoRA adapters
+    are fp32 (PEFT's default with a 16-bit base); QLoRA adapters are bf16 with 32-bit paged
+    AdamW states, as in the QLoRA code (and as Unsloth's HF + FA2 context table implies).
     """
-    task, optimizer = workload.task, workload.optimizer
-    if task is Task.QLORA:
+    task, optimizer, stack = workload.task, workload.optimizer, workload.stack
+    master = 0.0
+    states_scale = 1.0
+    if stack.pure_bf16 and workload.weight_dtype is not Dtype.FP32:
         weights = grads = 2.0
-        master = 0.0
+        # 16-bit moments: half of the fp32 states (8-bit states stay 8-bit).
+        states_scale = 1.0 if optimizer is Optimizer.ADAMW_8BIT else 0.5
+    elif task is Task.QLORA:
+        weights = grads = 2.0
     elif task is Task.LORA or workload.weight_dtype is Dtype.FP32:
         weights = grads = 2.0 if optimizer is Optimizer.ADAMW_BF16 else 4.0
-        master = 0.0
     else:
         weights = grads = 2.0
         master = 0.0 if optimizer is Optimizer.ADAMW_BF16 else 4.0
@@ -149,7 +197,9 @@ def _optimizer_bytes_per_param(workload: Workload) -> tuple[float, float, float]
         states = _adafactor_state_bytes_per_param(workload)
     else:
         states = STATE_BYTES_PER_PARAM[optimizer]
-    return weights, grads, master + states
+    if optimizer is Optimizer.ADAMW_BF16:
+        states_scale = 1.0  # already 16-bit
+    return weights, grads, master + states * states_scale
 
 
 def _adafactor_state_bytes_per_param(workload: Workload) -> float:
@@ -173,72 +223,115 @@ def _inference_weight_bytes(workload: Workload) -> float:
     return arch.params_total * BYTES_PER_VALUE[dtype]
 
 
-def _activation_values_per_token_layer(workload: Workload) -> float:
+def _activation_values_per_token_layer(workload: Workload, *, scores: bool) -> float:
     """Values a layer keeps for the backward pass, per token (no dropout masks: current LLMs
     train without dropout). Attention: both norm inputs, q, k, v, the attention output;
-    without flash attention also the score and probability rows. MLP: its input and the
-    gate, up and activation outputs (two for a classic MLP)."""
+    without flash attention (and unless the attention core is recomputed: selective
+    checkpointing) also the score and probability rows. MLP: its input and the gate, up and
+    activation outputs (two for a classic MLP)."""
     arch = workload.architecture
     h = arch.hidden_size
     attention = 2 * h + (h + 2 * arch.kv_dim) + h
-    if not workload.flash_attention:
+    if scores and not workload.flash_attention:
         attention += 2 * arch.num_attention_heads * workload.context_tokens
-    mlp = h + (3 if arch.gated_mlp else 2) * arch.intermediate_size
-    return attention + mlp
+    # A fused SwiGLU kernel (Unsloth) recomputes the activation in its backward pass.
+    mlp_outputs = (3 if arch.gated_mlp else 2) - (1 if workload.stack.fused_kernels else 0)
+    return attention + h + mlp_outputs * arch.intermediate_size
+
+
+def _activation_bytes_per_token(workload: Workload) -> float:
+    """Bytes per token the layers keep for the backward pass, by checkpointing mode.
+
+    none: every layer's values; selective (Korthikanti et al. 2022, arXiv 2205.05198): the
+    same without the attention scores, which are recomputed; full: each layer's input (the
+    residual stream, h values) and one layer recomputed at a time, whose values and their
+    gradients are live together in its backward pass. A stack that offloads the checkpoints
+    (Unsloth) keeps only the inputs of the layer being run and the one in flight.
+    """
+    arch = workload.architecture
+    stack = workload.stack
+    value_bytes = 4 if workload.weight_dtype is Dtype.FP32 else 2
+    # PEFT's prepare_model_for_kbit_training upcasts norms and embeddings: fp32 residuals.
+    residual_bytes = 4 if workload.task is Task.QLORA and stack.qlora_fp32_residual else value_bytes
+    mode = workload.checkpointing
+    if mode is Checkpointing.FULL:
+        layer = 2 * _activation_values_per_token_layer(workload, scores=True) * value_bytes
+        kept_layers = 2 if stack.checkpoint_offload else arch.num_layers
+        return kept_layers * arch.hidden_size * residual_bytes + layer
+    layer = _activation_values_per_token_layer(workload, scores=mode is Checkpointing.NONE)
+    # The two norm inputs are residual-stream values.
+    residual_values = 2 * arch.hidden_size
+    per_layer = (layer - residual_values) * value_bytes + residual_values * residual_bytes
+    return arch.num_layers * per_layer
+
+
+def _serving_memory(workload: Workload, parallelism: Parallelism) -> MemoryBreakdown:
+    """Weights, the KV cache the batch needs, the activation peak of a prefill chunk (what a
+    serving stack profiles), the sampler's logits and the stack's non-torch memory. The KV
+    pool is allocated up front, so there is no allocator headroom over it."""
+    arch = workload.architecture
+    tp = parallelism.tensor_parallel
+    stack = workload.stack
+    weights = _inference_weight_bytes(workload) / tp
+    sequence = workload.context_tokens + (workload.output_tokens if arch.encoder_decoder else 0)
+    kv = arch.kv_cache_bytes(
+        sequence, workload.batch_size, BYTES_PER_VALUE[workload.kv_dtype]
+    ) / min(tp, arch.num_kv_heads)
+    chunk = min(workload.batch_size * workload.context_tokens, PREFILL_CHUNK_TOKENS)
+    transient = (
+        INFERENCE_TRANSIENT_H * arch.hidden_size
+        + INFERENCE_TRANSIENT_I * arch.intermediate_size / tp
+    )
+    return MemoryBreakdown(
+        weights=weights,
+        activations=chunk * transient * 2,
+        kv_cache=kv,
+        logits=workload.batch_size * arch.vocab_size * FP32_BYTES / tp,
+        runtime_overhead=stack.non_torch_bytes(parallelism.gpu_count) + stack.cuda_graph_bytes,
+    )
 
 
 def memory_per_gpu(workload: Workload, parallelism: Parallelism) -> MemoryBreakdown:
     arch = workload.architecture
-    tp = parallelism.tensor_parallel
-    runtime = CUDA_CONTEXT_BYTES + (COLLECTIVE_BUFFER_BYTES if parallelism.gpu_count > 1 else 0)
     if workload.task is Task.INFERENCE:
-        weights = _inference_weight_bytes(workload) / tp
-        sequence = workload.context_tokens + (workload.output_tokens if arch.encoder_decoder else 0)
-        kv = arch.kv_cache_bytes(
-            sequence, workload.batch_size, BYTES_PER_VALUE[workload.kv_dtype]
-        ) / min(tp, arch.num_kv_heads)
-        chunk = min(workload.batch_size * workload.context_tokens, PREFILL_CHUNK_TOKENS)
-        transient = (
-            INFERENCE_TRANSIENT_H * arch.hidden_size
-            + INFERENCE_TRANSIENT_I * (arch.intermediate_size) / tp
-        )
-        activations = chunk * transient * 2
-        logits = workload.batch_size * arch.vocab_size * FP32_BYTES / tp
-        dynamic = kv + activations + logits
-        return MemoryBreakdown(
-            weights=weights,
-            activations=activations,
-            kv_cache=kv,
-            logits=logits,
-            runtime_overhead=runtime,
-            allocator_headroom=dynamic * ALLOCATOR_HEADROOM_FRACTION,
-        )
-
+        return _serving_memory(workload, parallelism)
+    tp = parallelism.tensor_parallel
+    stack = workload.stack
+    runtime = CUDA_CONTEXT_BYTES + (COLLECTIVE_BUFFER_BYTES if parallelism.gpu_count > 1 else 0)
     dp, stage = parallelism.data_parallel, parallelism.zero_stage
     trained = trainable_params(workload)
     w_bytes, g_bytes, o_bytes = _optimizer_bytes_per_param(workload)
     if workload.task.adapters:
         if workload.task is Task.QLORA:
             linear = arch.params_total - arch.params_embedding
-            frozen = linear * NF4_BITS_PER_PARAM / 8 + arch.params_embedding * 2
+            # PEFT upcasts the embeddings and the output head to fp32 for k-bit training.
+            embedding_bytes = 4 if stack.qlora_fp32_residual else 2
+            frozen = linear * NF4_BITS_PER_PARAM / 8 + arch.params_embedding * embedding_bytes
         else:
             frozen = arch.params_total * (4 if workload.weight_dtype is Dtype.FP32 else 2)
         weights = (frozen + trained * w_bytes) / tp / (dp if stage >= 3 else 1)
     else:
         weights = trained * w_bytes / tp / (dp if stage >= 3 else 1)
-    gradients = trained * g_bytes / tp / (dp if stage >= 2 else 1)
-    optimizer = trained * o_bytes / tp / (dp if stage >= 1 else 1)
-
-    activation_bytes = 4 if workload.weight_dtype is Dtype.FP32 else 2
-    tokens = workload.batch_size * workload.context_tokens
-    per_layer = tokens * _activation_values_per_token_layer(workload) * activation_bytes
-    if workload.gradient_checkpointing:
-        # Only each layer's input is kept; one layer is recomputed in full at a time.
-        stored = arch.num_layers * tokens * arch.hidden_size * activation_bytes + per_layer
+    if stack.optimizer_in_backward and not workload.task.adapters:
+        # Each parameter is stepped as its gradient arrives: the largest one (the embedding
+        # or output matrix) is the most that is ever held.
+        gradients = arch.vocab_size * arch.hidden_size * g_bytes / tp
     else:
-        stored = arch.num_layers * per_layer
-    activations = stored / tp
-    logits = 2 * tokens * arch.vocab_size * FP32_BYTES / tp  # fp32 logits and their gradient
+        gradients = trained * g_bytes / tp / (dp if stage >= 2 else 1)
+    optimizer = trained * o_bytes / tp / (dp if stage >= 1 else 1)
+    if workload.optimizer_offload or workload.parameter_offload:
+        # ZeRO-Offload / FSDP CPUOffloadPolicy: optimizer states (with any fp32 master) step
+        # on the CPU.
+        optimizer = 0.0
+    if workload.parameter_offload:
+        # ZeRO-Infinity / FSDP2 CPU offload: parameters and gradients live on the CPU; a GPU
+        # holds the layer being run and the one prefetched.
+        weights *= 2 / arch.num_layers
+        gradients *= 2 / arch.num_layers
+
+    tokens = workload.batch_size * workload.context_tokens
+    activations = tokens * _activation_bytes_per_token(workload) / tp
+    logits = tokens * arch.vocab_size * stack.loss_bytes_per_vocab_entry / tp
     dynamic = gradients + optimizer + activations + logits
     return MemoryBreakdown(
         weights=weights,
@@ -251,14 +344,62 @@ def memory_per_gpu(workload: Workload, parallelism: Parallelism) -> MemoryBreakd
     )
 
 
-def kv_capacity_tokens(workload: Workload, parallelism: Parallelism, usable: float) -> int:
-    """Tokens of KV cache that fit once everything else is placed (serving capacity)."""
+def kv_pool_bytes(workload: Workload, memory: MemoryBreakdown, cuda_bytes: float) -> float:
+    """The KV-cache pool a serving stack allocates on a GPU showing `cuda_bytes` to CUDA, at
+    the workload's memory fraction (negative: the stack cannot allocate one)."""
+    stack: Stack = workload.stack
+    fraction = workload.gpu_memory_utilization or 0.0
+    transient = memory.activations + memory.logits + memory.runtime_overhead
+    if stack.budget is Budget.STATIC:
+        # Weights + KV within the static fraction; what the transients need beyond the rest
+        # of the card comes out of the pool.
+        spill = max(transient - (1 - fraction) * cuda_bytes, 0.0)
+        return fraction * cuda_bytes - memory.weights - spill
+    if stack.budget is Budget.FREE:
+        return fraction * (cuda_bytes - memory.weights - transient)
+    return fraction * cuda_bytes - memory.weights - transient
+
+
+def serving_usable_bytes(workload: Workload, memory: MemoryBreakdown, cuda_bytes: float) -> float:
+    """What the stack lets this workload use per GPU: the pool plus everything but the KV
+    cache, so that `memory.total <= usable` exactly when the batch's KV fits in the pool.
+    For vLLM it is gpu_memory_utilization × the memory CUDA reports."""
+    return kv_pool_bytes(workload, memory, cuda_bytes) + memory.total - memory.kv_cache
+
+
+def _kv_bytes_per_token_per_gpu(workload: Workload, parallelism: Parallelism) -> float:
     arch = workload.architecture
-    if not arch.has_kv_cache:
-        return 0
-    breakdown = memory_per_gpu(workload, parallelism)
-    free = usable - (breakdown.total - breakdown.kv_cache * (1 + ALLOCATOR_HEADROOM_FRACTION))
-    per_token = arch.kv_bytes_per_token(BYTES_PER_VALUE[workload.kv_dtype]) / min(
+    return arch.kv_bytes_per_token(BYTES_PER_VALUE[workload.kv_dtype]) / min(
         parallelism.tensor_parallel, arch.num_kv_heads
     )
-    return max(int(free / (per_token * (1 + ALLOCATOR_HEADROOM_FRACTION))), 0)
+
+
+def kv_capacity_tokens(workload: Workload, parallelism: Parallelism, usable: float) -> int:
+    """Tokens of KV cache in the serving stack's pool, where `usable` is what the stack lets
+    the workload use per GPU (Candidate.usable_bytes, serving_usable_bytes): the pool is what
+    is left of it once everything but the KV cache is placed (serving capacity)."""
+    if not workload.architecture.has_kv_cache:
+        return 0
+    memory = memory_per_gpu(workload, parallelism)
+    pool = usable - (memory.total - memory.kv_cache)
+    return max(int(pool / _kv_bytes_per_token_per_gpu(workload, parallelism)), 0)
+
+
+def kv_capacity_range(workload: Workload, parallelism: Parallelism, usable: float) -> Range:
+    """kv_capacity_tokens as low / expected / high: the pool is `usable` less the other lines,
+    each within its spread (MEMORY_SPREAD), so the pool moves the other way."""
+    if not workload.architecture.has_kv_cache:
+        return Range(0, 0, 0)
+    memory = memory_per_gpu(workload, parallelism)
+    others = [name for name in MEMORY_COMPONENTS if name != "kv_cache"]
+    lines = [memory.component_range(name, serving=True) for name in others]
+    per_token = _kv_bytes_per_token_per_gpu(workload, parallelism)
+
+    def tokens(taken: float) -> float:
+        return max((usable - taken) / per_token, 0.0)
+
+    return Range(
+        tokens(sum(line.high for line in lines)),
+        tokens(sum(line.expected for line in lines)),
+        tokens(sum(line.low for line in lines)),
+    )

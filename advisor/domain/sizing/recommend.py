@@ -16,6 +16,7 @@ from advisor.domain.sizing.memory import (
     Parallelism,
     kv_capacity_tokens,
     memory_per_gpu,
+    serving_usable_bytes,
     usable_bytes,
 )
 from advisor.domain.sizing.precision import Dtype
@@ -48,6 +49,8 @@ class Candidate:
     usd_per_million_tokens: Range | None = None
     mig_slice: MigSlice | None = None
     max_concurrent_users: int | None = None
+    kv_capacity_tokens: int | None = None  # the serving stack's KV pool, in tokens
+    max_concurrency: float | None = None  # the pool over one request's context, as vLLM logs
 
     @property
     def gpu_count(self) -> int:
@@ -114,6 +117,8 @@ def _evaluate(
     if memory is None:
         memory = memory_cache[parallelism] = memory_per_gpu(workload, parallelism)
     usable = usable_bytes(device.memory_gib)
+    if workload.stack.serving:
+        return _evaluate_serving(workload, device, memory, usable)
     if memory.total > usable:
         return (
             memory,
@@ -121,6 +126,42 @@ def _evaluate(
             (f"needs {_gib(memory.total)} per GPU, {device.name} has {_gib(usable)} usable"),
         )
     return memory, usable, None
+
+
+# The fractions a team would raise gpu_memory_utilization to, in the answer's suggestion.
+MEMORY_FRACTION_STEPS = (0.92, 0.95, 0.97, 0.99)
+
+
+def _evaluate_serving(
+    workload: Workload, device: Device, memory: MemoryBreakdown, cuda_bytes: float
+) -> tuple[MemoryBreakdown, float, str | None]:
+    """Fits when the stack's KV pool at its memory fraction holds the batch's KV cache; if
+    not, says which higher fraction would, with the concurrency it would give."""
+    usable = serving_usable_bytes(workload, memory, cuda_bytes)
+    if memory.total <= usable:
+        return memory, usable, None
+    fraction = workload.gpu_memory_utilization
+    pool = usable - (memory.total - memory.kv_cache)
+    reason = (
+        f"needs {_gib(memory.total)} per GPU, {device.name} has {_gib(usable)} usable at "
+        f"gpu_memory_utilization {fraction:.2f}"
+        + (
+            f" ({workload.stack.label} cannot allocate a KV-cache pool)"
+            if pool <= 0
+            else f" (KV pool {_gib(pool)}, the batch needs {_gib(memory.kv_cache)})"
+        )
+    )
+    for step in MEMORY_FRACTION_STEPS:
+        if step <= fraction:
+            continue
+        raised = workload.with_changes(gpu_memory_utilization=step)
+        raised_usable = serving_usable_bytes(raised, memory, cuda_bytes)
+        if memory.total <= raised_usable:
+            pool_raised = raised_usable - memory.total + memory.kv_cache
+            users = pool_raised / memory.kv_cache * workload.batch_size
+            reason += f"; fits at gpu_memory_utilization {step:.2f} with ~{users:.1f} users"
+            break
+    return memory, usable, reason
 
 
 def _parallelism_options(workload: Workload, count: int) -> list[Parallelism]:
@@ -202,6 +243,8 @@ def _candidate(
         candidate.mig_slice = best_slice(workload, device, parallelism, memory, candidate.offer)
         if arch.has_kv_cache:
             capacity = kv_capacity_tokens(workload, parallelism, usable)
+            candidate.kv_capacity_tokens = capacity
+            candidate.max_concurrency = capacity / workload.context_tokens
             candidate.max_concurrent_users = capacity // workload.context_tokens
         if candidate.offer:
             candidate.usd_per_million_tokens = _usd_per_million_tokens(

@@ -8,6 +8,7 @@ from advisor.domain.sizing.memory import GIB
 from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, SizingResult
 from advisor.domain.sizing.slices import mig_slice_report
+from advisor.domain.sizing.workload import Workload
 
 
 def _range(value: Range | None, digits: int = 4) -> dict[str, float] | None:
@@ -79,6 +80,12 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
                 else "generated tokens, each request's prefill included"
             ),
             "max_concurrent_users": candidate.max_concurrent_users,
+            "kv_capacity_tokens": candidate.kv_capacity_tokens,
+            "max_concurrency": (
+                round(candidate.max_concurrency, 2)
+                if candidate.max_concurrency is not None
+                else None
+            ),
         }
     if candidate.training:
         report |= {
@@ -91,6 +98,19 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
             "utilization_band": _range(candidate.training.utilization),
             "usd_per_job": _range(candidate.usd_per_job, 2),
         }
+    return report
+
+
+def stack_report(workload: Workload) -> dict[str, Any]:
+    """The stack and the settings of it this answer used: its published defaults, with the
+    memory fraction (serving) or the checkpointing granularity (training) as applied."""
+    report = workload.stack.defaults()
+    if workload.stack.serving:
+        report["gpu_memory_utilization"] = workload.gpu_memory_utilization
+    else:
+        report["checkpointing"] = str(workload.checkpointing)
+        report["optimizer_offload"] = workload.optimizer_offload or workload.parameter_offload
+        report["parameter_offload"] = workload.parameter_offload
     return report
 
 
@@ -130,9 +150,17 @@ def sizing_report(result: SizingResult) -> dict[str, Any]:
             "lora_rank": workload.lora_rank,
             "lora_targets": list(workload.lora_targets),
             "train_tokens": workload.tokens_to_train if workload.task.trains else None,
+            "stack": workload.stack_name,
+            "gpu_memory_utilization": workload.gpu_memory_utilization,
+            "activation_checkpointing": str(workload.checkpointing)
+            if workload.task.trains
+            else None,
+            "optimizer_offload": workload.optimizer_offload,
+            "parameter_offload": workload.parameter_offload,
             "pricing_model": workload.pricing_model,
             "goal": str(workload.goal),
         },
+        "stack": stack_report(workload),
         "memory": reference.memory.as_dict(),
         "memory_for": {"gpu": reference.device.key, "gpu_count": reference.gpu_count},
         "fits_anywhere": best is not None,

@@ -71,8 +71,6 @@ class Stack:
     fused_kernels: bool = False  # fused/Triton kernels (RoPE, norms, MLP, loss)
     # Training: 16-bit weights with no fp32 master copy (the whole model trains in bf16).
     pure_bf16: bool = False
-    # Training: adapters (LoRA) kept in fp32 with fp32 optimizer states.
-    fp32_adapters: bool = False
     # QLoRA: the non-quantised parameters (embeddings, output head, norms) and the residual
     # stream they produce are upcast to fp32.
     qlora_fp32_residual: bool = False
@@ -173,14 +171,12 @@ STACKS: dict[str, Stack] = {
             tasks=FINE_TUNING,
             # Trainer's gradient_checkpointing wraps each decoder layer: its input is kept.
             checkpointing=Checkpointing.FULL,
-            # ForCausalLMLoss upcasts the logits to fp32 and cross_entropy keeps the fp32
-            # log-probabilities; in the backward pass their gradient and the logits' gradient
-            # are live too: four fp32 values per vocabulary entry per token.
+            # ForCausalLMLoss upcasts the logits to fp32 (4 bytes per vocabulary entry per
+            # token) and cross_entropy keeps the fp32 log-probabilities (4); in the backward
+            # pass their fp32 gradient (4) and the 16-bit gradient of the logits (2) are live
+            # too. Checked on Unsloth's HF + FA2 context table (8B and 70B QLoRA).
             loss_chunking=False,
-            loss_bytes_per_vocab_entry=16.0,
-            # PEFT keeps adapter weights in fp32 (autocast_adapter_dtype=True), so their
-            # gradients and AdamW states are fp32 as well.
-            fp32_adapters=True,
+            loss_bytes_per_vocab_entry=14.0,
             # prepare_model_for_kbit_training casts every non-4-bit parameter (embeddings,
             # lm_head, norms) to fp32; the residual stream they feed is then fp32.
             qlora_fp32_residual=True,
@@ -195,11 +191,11 @@ STACKS: dict[str, Stack] = {
             label="torchtune",
             tasks=FINE_TUNING,
             checkpointing=Checkpointing.FULL,
-            # CEWithChunkedOutputLoss: the output projection in 8 chunks of bf16 logits, each
-            # upcast to fp32 only inside the loss: 2 bytes of logits and 2 of their gradient
-            # per vocabulary entry, plus one fp32 chunk and its gradient (8/8 bytes).
+            # CEWithChunkedOutputLoss: the output projection in 8 chunks of bf16 logits (2
+            # bytes per vocabulary entry per token, all chunks), each upcast to fp32 only
+            # inside the loss, one chunk at a time with its gradient (2 × 4 / 8 = 1 byte).
             loss_chunking=True,
-            loss_bytes_per_vocab_entry=5.0,
+            loss_bytes_per_vocab_entry=3.0,
             # Recipes train the whole model in bf16 (dtype: bf16): no fp32 master weights,
             # adapters in bf16; the single-device full recipe steps the optimizer in the
             # backward pass (optimizer_in_bwd: True) with bitsandbytes' PagedAdamW8bit.

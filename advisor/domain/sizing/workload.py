@@ -133,6 +133,9 @@ class Workload:
     # Serving: the stack's memory fraction. None: derived by __post_init__ (the stack's
     # default); stays None for training.
     gpu_memory_utilization: float | None = None
+    # Training: what each layer keeps for the backward pass. None: the stack's granularity
+    # when gradient_checkpointing is on, none when it is off.
+    activation_checkpointing: Checkpointing | None = None
     # Training: optimizer states (and parameters) on the CPU, where the stack can.
     optimizer_offload: bool = False
     parameter_offload: bool = False
@@ -190,9 +193,13 @@ class Workload:
 
     @property
     def checkpointing(self) -> Checkpointing:
-        """What each layer keeps for the backward pass: the stack's granularity when
-        gradient checkpointing is on."""
-        if not self.task.trains or not self.gradient_checkpointing:
+        """What each layer keeps for the backward pass: as chosen, else the stack's
+        granularity when gradient checkpointing is on."""
+        if not self.task.trains:
+            return Checkpointing.NONE
+        if self.activation_checkpointing is not None:
+            return self.activation_checkpointing
+        if not self.gradient_checkpointing:
             return Checkpointing.NONE
         return self.stack.checkpointing
 

@@ -23,6 +23,9 @@ OPTIONS = [
     "train_tokens",
     "pricing_model",
     "goal",
+    "stack",
+    "gpu_memory_utilization",
+    "activation_checkpointing",
     "num_layers",
     "hidden_size",
     "num_kv_heads",
@@ -68,6 +71,27 @@ class Command(BaseCommand):
             parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int)
         parser.add_argument("--train-tokens", dest="train_tokens", type=float)
         parser.add_argument("--optimizer")
+        parser.add_argument(
+            "--stack",
+            help=(
+                "The serving or training stack: vllm (default), sglang, tensorrt_llm; hf_peft "
+                "(default), torchtune, unsloth; fsdp2 (default), deepspeed_zero, megatron."
+            ),
+        )
+        parser.add_argument(
+            "--gpu-memory-utilization",
+            dest="gpu_memory_utilization",
+            type=float,
+            help="Serving: the stack's memory fraction (default 0.90).",
+        )
+        parser.add_argument(
+            "--activation-checkpointing",
+            dest="activation_checkpointing",
+            choices=["none", "selective", "full"],
+            help="Training: checkpointing granularity (default: the stack's).",
+        )
+        parser.add_argument("--optimizer-offload", action="store_true")
+        parser.add_argument("--parameter-offload", action="store_true")
         parser.add_argument("--pricing-model", dest="pricing_model")
         parser.add_argument("--goal")
         parser.add_argument("--lora-targets", dest="lora_targets", help="comma-separated")
@@ -96,6 +120,8 @@ class Command(BaseCommand):
             data["lora_targets"] = options["lora_targets"].split(",")
         data["gradient_checkpointing"] = not options["no_gradient_checkpointing"]
         data["flash_attention"] = not options["no_flash_attention"]
+        data["optimizer_offload"] = options["optimizer_offload"]
+        data["parameter_offload"] = options["parameter_offload"]
         serializer = SizingRequestSerializer(data=data)
         if not serializer.is_valid():
             errors = "; ".join(
@@ -131,6 +157,13 @@ class Command(BaseCommand):
                     if weights["differs"]
                     else line
                 )
+        stack = report["stack"]
+        self.stdout.write(
+            f"  stack {stack['label']}: "
+            + ", ".join(
+                f"{k} {v}" for k, v in stack.items() if k not in {"name", "label", "sources"}
+            )
+        )
         fitting = [c for c in report["candidates"] if c["fits"]]
         if not fitting:
             self.stdout.write(self.style.WARNING("Nothing fits. Remedies:"))
