@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import statistics
+import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +24,10 @@ from advisor.domain.sizing import memory as memory_model
 from advisor.domain.sizing.architecture import architecture_from_params
 from advisor.domain.sizing.memory import GIB, MEMORY_COMPONENTS, kv_capacity_tokens
 from advisor.domain.sizing.models import bundled_models
-from advisor.domain.sizing.precision import BYTES_PER_VALUE, Dtype
+from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, rank_candidates
 from advisor.domain.sizing.speed import inference_speed, training_time
-from advisor.domain.sizing.workload import Optimizer, Task, Workload
+from advisor.domain.sizing.workload import Workload
 from tests.advisor.devices import GPUS
 
 CALIBRATION_PATH = (
@@ -34,15 +35,19 @@ CALIBRATION_PATH = (
 )
 MEMORY_CATEGORIES = ("serving_memory", "finetune_memory")
 SPEED_CATEGORIES = ("decode_speed", "prefill", "serving_throughput", "training_throughput")
-# The issue's limits: a range wider than this (high / low) is a defect, not a calibration.
+# The issue's limits: a range wider than this (high / low) is a defect, not a calibration. The
+# longest context that fits ("max_context") is not held to them: its range is what the memory
+# range, already held to 2x, becomes when the context alone has to absorb it.
 MAX_RANGE_RATIO = {
     **dict.fromkeys(MEMORY_CATEGORIES, 2.0),
     **dict.fromkeys(SPEED_CATEGORIES, 2.5),
 }
 # Input keys read here to build the architecture, the device and the layout; every other key
-# is a Workload field (converted to the field's enum when its default is one).
+# is a Workload field, converted to the enum its type names (Task, Dtype, a stack's
+# Checkpointing...), found from the type hints so that an older engine needs no new import.
 _LAYOUT_KEYS = {"model", "params", "gpu", "gpu_count"}
-_ENUMS = {"task": Task, "weight_dtype": Dtype, "kv_dtype": Dtype, "optimizer": Optimizer}
+# Bisection bounds for the longest context that fits, in tokens.
+_MAX_CONTEXT_SEARCH = (1, 2**21)
 
 
 @dataclass(frozen=True)
@@ -117,12 +122,18 @@ def excluded_rows(path: Path = CALIBRATION_PATH) -> list[dict]:
     return json.loads(path.read_text()).get("excluded", [])
 
 
-def _field_value(name: str, value: object, default: object) -> object:
-    if name in _ENUMS:
-        return _ENUMS[name](value)
-    if isinstance(default, enum.Enum):
-        return type(default)(value)
-    if name == "lora_targets":
+def _enum_type(annotation: object) -> type[enum.Enum] | None:
+    for candidate in typing.get_args(annotation) or (annotation,):
+        if isinstance(candidate, type) and issubclass(candidate, enum.Enum):
+            return candidate
+    return None
+
+
+def _field_value(annotation: object, value: object) -> object:
+    enum_type = _enum_type(annotation)
+    if enum_type is not None:
+        return enum_type(value)
+    if isinstance(value, list):
         return tuple(value)
     return value
 
@@ -134,7 +145,8 @@ def workload_for(row: dict) -> tuple[Workload, tuple[str, ...]]:
         architecture = bundled_models()[given["model"]].architecture()
     else:
         architecture = architecture_from_params(int(given["params"]))
-    fields = {f.name: f for f in dataclasses.fields(Workload)}
+    hints = typing.get_type_hints(Workload)
+    fields = {f.name for f in dataclasses.fields(Workload)}
     values, ignored = {}, []
     for name, value in given.items():
         if name in _LAYOUT_KEYS:
@@ -142,10 +154,27 @@ def workload_for(row: dict) -> tuple[Workload, tuple[str, ...]]:
         if name not in fields:
             ignored.append(name)
             continue
-        field = fields[name]
-        default = field.default if field.default is not dataclasses.MISSING else None
-        values[name] = _field_value(name, value, default)
+        values[name] = _field_value(hints.get(name), value)
     return Workload(architecture, **values), tuple(ignored)
+
+
+def _longest_fitting_context(workload: Workload, row: dict, end: int) -> int:
+    """The longest context whose memory per GPU (the `end` of our range: 0 low, 1 expected,
+    2 high) stays within what the GPU lets the workload use."""
+    serving = not workload.task.trains
+
+    def fits(context: int) -> bool:
+        candidate = _candidate(workload.with_changes(context_tokens=context), row)
+        needed = _lines(candidate.memory, MEMORY_COMPONENTS, 1, serving=serving)[end]
+        return needed <= candidate.usable_bytes
+
+    shortest, longest = _MAX_CONTEXT_SEARCH
+    if not fits(shortest):
+        return 0
+    while longest - shortest > 1:
+        middle = (shortest + longest) // 2
+        shortest, longest = (middle, longest) if fits(middle) else (shortest, middle)
+    return shortest
 
 
 def _candidate(workload: Workload, row: dict) -> Candidate:
@@ -213,9 +242,17 @@ _SERVING_SPEEDS = {
 }
 
 
-def _figure(quantity: str, workload: Workload, candidate: Candidate) -> tuple[float, float, float]:
+def _figure(
+    quantity: str, workload: Workload, candidate: Candidate, row: dict
+) -> tuple[float, float, float]:
     memory, parallelism = candidate.memory, candidate.parallelism
     device = candidate.device
+    if quantity == "max_context_tokens":
+        # Our low is where the most memory we expect runs out, our high where the least does.
+        high_memory, expected, low_memory = (
+            _longest_fitting_context(workload, row, end) for end in (2, 1, 0)
+        )
+        return high_memory, expected, low_memory
     if quantity in _MEMORY_FIGURES:
         names, scale = _MEMORY_FIGURES[quantity]
         return _lines(memory, names, scale, serving=not workload.task.trains)
@@ -249,7 +286,7 @@ def ours(row: dict) -> Ours:
     quantity = row["published"]["quantity"]
     if quantity == "fits":
         return Ours(None, None, None, candidate.fits, ignored)
-    low, expected, high = _figure(quantity, workload, candidate)
+    low, expected, high = _figure(quantity, workload, candidate, row)
     return Ours(low, expected, high, candidate.fits, ignored)
 
 

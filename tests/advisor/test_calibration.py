@@ -31,6 +31,7 @@ BASELINE_PATH = Path(__file__).resolve().parents[2] / "bench" / "results" / "acc
 CATEGORIES = {
     "serving_memory",
     "finetune_memory",
+    "max_context",
     "fit_verdict",
     "decode_speed",
     "prefill",
