@@ -115,7 +115,7 @@ def llm_analysis(task: dict) -> float:
             return summary["total_tokens_per_sec"] / count
         if quantity == "time_to_first_token_ms":
             return summary["prefill_latency"] * 1000
-        raise CannotAnswer(f"no inference figure for {quantity}")
+        raise CannotAnswer("has no activation-peak or non-torch memory figure for serving")
     from llm_analysis.analysis import ActivationRecomputation, DSZeRO
 
     summary = analysis.training(
