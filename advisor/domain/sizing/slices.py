@@ -12,7 +12,14 @@ from dataclasses import dataclass, replace
 
 from advisor.domain.devices import Device, MigProfile, Offer
 from advisor.domain.ranges import Range
-from advisor.domain.sizing.memory import GIB, MemoryBreakdown, Parallelism, usable_bytes
+from advisor.domain.sizing.memory import (
+    GIB,
+    MemoryBreakdown,
+    Parallelism,
+    kv_capacity_tokens,
+    serving_usable_bytes,
+    usable_bytes,
+)
 from advisor.domain.sizing.speed import inference_speed
 from advisor.domain.sizing.workload import Workload
 
@@ -26,6 +33,7 @@ class MigSlice:
     usd_per_hour_per_copy: float | None
     tokens_per_second: Range
     tokens_counted: str
+    max_concurrent_users: int | None
 
     def summary(self, device: Device) -> str:
         return (
@@ -61,6 +69,15 @@ def _shared_profiles(device: Device) -> list[MigProfile]:
     return [profile for profile in device.mig_profiles if profile.max_count > 1]
 
 
+def _usable_bytes(workload: Workload, memory: MemoryBreakdown, profile: MigProfile) -> float:
+    """What the workload may use of one slice, by the rule the whole GPU is judged by: a
+    serving stack's memory fraction of what CUDA sees, else the usable share."""
+    cuda_bytes = usable_bytes(profile.memory_gib)
+    if workload.stack.serving:
+        return serving_usable_bytes(workload, memory, cuda_bytes)
+    return cuda_bytes
+
+
 def best_slice(
     workload: Workload,
     device: Device,
@@ -72,10 +89,13 @@ def best_slice(
     more memory, break ties), or None when no slice applies."""
     if workload.task.trains or parallelism.gpu_count != 1:
         return None
-    fitting = [p for p in _shared_profiles(device) if memory.total <= usable_bytes(p.memory_gib)]
+    fitting = [
+        p for p in _shared_profiles(device) if memory.total <= _usable_bytes(workload, memory, p)
+    ]
     if not fitting:
         return None
     profile = max(fitting, key=lambda p: (p.max_count, p.compute_fraction, p.memory_gib))
+    usable = _usable_bytes(workload, memory, profile)
     speed = inference_speed(workload, slice_device(device, profile), parallelism)
     if workload.architecture.encoder_only:
         # An encoder reads its input once: its rate is input tokens encoded per second.
@@ -88,10 +108,15 @@ def best_slice(
         profile=profile,
         copies_per_gpu=profile.max_count,
         memory_per_copy_bytes=memory.total,
-        usable_bytes=usable_bytes(profile.memory_gib),
+        usable_bytes=usable,
         usd_per_hour_per_copy=per_copy,
         tokens_per_second=rate,
         tokens_counted=counted,
+        max_concurrent_users=(
+            kv_capacity_tokens(workload, parallelism, usable) // workload.context_tokens
+            if workload.architecture.has_kv_cache
+            else None
+        ),
     )
 
 
@@ -116,4 +141,5 @@ def mig_slice_report(mig_slice: MigSlice | None, device: Device) -> dict | None:
         ),
         "tokens_per_second": mig_slice.tokens_per_second.as_dict(2),
         "tokens_counted": mig_slice.tokens_counted,
+        "max_concurrent_users": mig_slice.max_concurrent_users,
     }
