@@ -6,8 +6,9 @@ SkyPilot would launch, priced as SkyPilot prices it
   L4 on g2) is the host VM's row plus the GPU row of the same zone.
 - T4, V100, P100 and P4 attach to an n1 VM: SkyPilot takes the cheapest `n1-standard`,
   `n1-highmem` or `n1-highcpu` VM of the zone with at least its default vCPUs for that GPU
-  count and 4 GiB of memory per vCPU. Where the file holds no such n1 row (the bundled extract
-  holds none), the GPU row is skipped with that reason rather than priced without its host.
+  count and 4 GiB of memory per vCPU; the offer is `<n1 type> + <count>x <GPU>` at the sum of
+  both rows. Where the file holds no such n1 row for the zone, the GPU row is skipped with that
+  reason rather than priced without its host.
 - A TPU row is the whole price (SkyPilot: "the host VM of TPU does not cost extra"); its name
   `tpu-<version>-<size>` becomes the accelerator `tpu-<version>` times its chip count.
 """
@@ -75,6 +76,7 @@ GPU_WITHOUT_N1_HOST = (
     "GCP GPU-only price row (T4/V100/P100/P4 need an n1 host VM, and the file has no n1 row "
     "for the zone): no whole-instance price"
 )
+N1_HOST_ROW = "GCP n1 VM row: no GPU of its own, the host T4/V100/P100/P4 rows are priced with"
 UNKNOWN_TPU = "TPU version whose chip count per accelerator type is not known"
 CONFLICTING_GPU_ROW = "GCP GPU price row repeated with other prices (the first is kept)"
 
@@ -177,9 +179,10 @@ def parse_gcp_rows(rows: list[Row], *, provider: str, source: str, result: Parse
                 gpu_rows[key] = row
         elif _host_gpus(instance_type):
             hosts.append(row)
+        elif instance_type.startswith(N1_HOST_FAMILIES):
+            n1_hosts[place].append(row)
+            skip(result, provider, row, N1_HOST_ROW)
         else:
-            if instance_type.startswith(N1_HOST_FAMILIES):
-                n1_hosts[place].append(row)  # also a host for T4/V100/P100/P4 rows
             skip(result, provider, row, CPU_ONLY)
 
     used: set[GpuKey] = set()

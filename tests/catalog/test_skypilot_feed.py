@@ -10,7 +10,7 @@ import pytest
 
 from catalog.domain.quotes import PricingModel
 from catalog.feeds.skypilot import FRACTIONAL_GPU, SAME_PRICE_OTHER_ZONE, parse_vms_csv
-from catalog.feeds.skypilot_gcp import GPU_WITHOUT_N1_HOST
+from catalog.feeds.skypilot_gcp import GPU_WITHOUT_N1_HOST, N1_HOST_ROW
 from catalog.feeds.skypilot_rows import DUPLICATE_ROW, SPOT_EQUALS_ON_DEMAND
 from catalog.services import BUNDLED_DATA_DIR
 
@@ -148,11 +148,26 @@ def test_gcp_700_sentinel_and_a4_zero_host_prices_are_no_price():
     assert not any(q.accelerator_name == "B200" for q in result.quotes)
 
 
-def test_gcp_gpu_only_rows_are_skipped_without_an_n1_host_in_the_file():
+def test_gcp_gpu_only_rows_are_priced_with_the_n1_host_skypilot_would_take():
     result = parse_file("gcp")
-    skipped = {s.accelerator_name for s in result.skipped if s.reason == GPU_WITHOUT_N1_HOST}
-    assert skipped == {"T4", "V100", "P100", "P4"}
-    assert not any(q.accelerator_name in skipped for q in result.quotes)
+    assert GPU_WITHOUT_N1_HOST not in reasons(result)  # every T4/V100/P100/P4 row has a host
+    n1_rows = [r for r in file_rows("gcp") if r["InstanceType"].startswith("n1-")]
+    assert reasons(result)[N1_HOST_ROW] == len(n1_rows) > 0
+    quotes = by_offer_key(result)
+
+    def quote(instance_type: str, model: str = "on_demand"):
+        return quotes[(instance_type, "us-central1", "us-central1-a", model)]
+
+    # us-central1-a rows: T4 0.35/0.175 per GPU, V100 2.48/1.0885 per GPU; n1-highmem-4
+    # 0.23661/0.06466 (4 vCPUs, 26 GiB: the smallest with 16 GiB), n1-standard-64
+    # 3.03998/0.83568 (4x T4 needs 48 vCPUs and 192 GiB), n1-highmem-64 3.7857/1.03456 (8x
+    # V100 needs 64 vCPUs and 256 GiB; n1-standard-96 costs 4.55998).
+    t4 = quote("n1-highmem-4 + 1x T4")
+    assert (t4.usd_per_hour, t4.gpu_count, t4.vcpus) == (Decimal("0.58661"), 1, 4)
+    assert quote("n1-highmem-4 + 1x T4", "spot").usd_per_hour == Decimal("0.23966")
+    assert quote("n1-standard-64 + 4x T4").usd_per_hour == Decimal("4.43998")
+    assert quote("n1-highmem-64 + 8x V100").usd_per_hour == Decimal("23.6257")
+    assert quote("n1-highmem-8 + 1x P4").gpu_memory_gib == Decimal(8)
 
 
 GCP_HEADER = (
