@@ -5,6 +5,7 @@ dense TFLOPS / TOPS, prices in USD per hour.
 """
 
 from datetime import timedelta
+from fractions import Fraction
 
 from django.conf import settings
 from django.db import models
@@ -130,6 +131,12 @@ class MigProfile(models.Model):
     @property
     def compute_fraction(self) -> float:
         return self.compute_slices / self.compute_slices_total
+
+    @property
+    def memory_share(self) -> str:
+        """The share of the memory slices as NVIDIA's tables print it: 1/8, 1/4, 1/2, Full."""
+        share = Fraction(self.memory_fraction).limit_denominator(8)
+        return "Full" if share == 1 else str(share)
 
 
 class Provider(models.Model):

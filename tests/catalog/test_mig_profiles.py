@@ -2,6 +2,7 @@
 loading, and where it shows (the GPU page and the GPU API detail)."""
 
 import io
+import re
 from dataclasses import replace
 from decimal import Decimal
 
@@ -149,8 +150,10 @@ def test_a_profile_the_file_drops_is_removed_and_a_changed_one_updated(catalog):
 def test_the_gpu_page_lists_its_mig_profiles_with_their_sources(client, catalog):
     page = client.get("/gpus/H100-SXM/").content.decode()
     assert 'id="mig-profiles"' in page
-    for profile in ("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"):
-        assert f"<td>{profile}</td>" in page
+    for profile, share in (("1g.10gb", "1/8"), ("2g.20gb", "1/4"), ("3g.40gb", "1/2")):
+        cells = rf"<td>{re.escape(profile)}</td>\s*<td[^>]*>\d/7</td>\s*<td[^>]*>{share}<"
+        assert re.search(cells, page), profile
+    assert "<td>7g.80gb</td>" in page
     assert MIG_GUIDE in page
     t4 = client.get("/gpus/T4/").content.decode()
     assert 'id="mig-profiles"' not in t4
