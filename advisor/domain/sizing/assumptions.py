@@ -132,8 +132,8 @@ def assumptions(workload: Workload) -> list[str]:
             f"micro-batch {workload.batch_size} × {workload.context_tokens:,} tokens per GPU; "
             f"gradient checkpointing {'on' if workload.gradient_checkpointing else 'off'}; "
             f"flash attention {'on' if workload.flash_attention else 'off'}",
-            f"time: {training_flops(workload)[1]} model FLOPs (what MFU counts) "
-            f"{recompute_flops(workload)[1]}, for "
+            f"time: {training_flops(workload)[1]} model FLOPs (what MFU counts), + 6·L·s·h·D "
+            f"for the attention core, {recompute_flops(workload)[1]}, for "
             f"{workload.tokens_to_train:,} training tokens, over dense peak × the GPU "
             f"architecture's utilisation: Ampere {_band(TRAINING_UTILIZATION_AMPERE)}, Hopper "
             f"{_band(TRAINING_UTILIZATION_HOPPER)}, others "

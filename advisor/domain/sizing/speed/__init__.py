@@ -21,6 +21,7 @@ from advisor.domain.sizing.speed.inference import (
 )
 from advisor.domain.sizing.speed.training import (
     TrainingTime,
+    attention_flops,
     recompute_flops,
     training_flops,
     training_time,
@@ -32,6 +33,7 @@ __all__ = [
     "TRAINING_UTILIZATION_DEFAULT",
     "InferenceSpeed",
     "TrainingTime",
+    "attention_flops",
     "average_decode_kv_tokens",
     "compute_peak_tflops",
     "inference_speed",

@@ -21,6 +21,7 @@ from advisor.domain.sizing.speed.efficiency import (
     DEQUANT_FLOPS_PER_WEIGHT_8BIT,
     FOUR_BIT_CLASS_MAX_BITS,
     INFERENCE_COMPUTE_EFFICIENCY,
+    PREFILL_LAYER_OVERHEAD_S,
     compute_peak_tflops,
 )
 from advisor.domain.sizing.workload import Workload
@@ -126,7 +127,8 @@ def _prefill_time(
     peak_flops: float,
 ) -> Range:
     """Prefill of `sequences` prompts: 2·N FLOPs per prompt token, or one read of the weights
-    when the prompts are too short to be compute-bound; plus its all-reduces."""
+    when the prompts are too short to be compute-bound; plus its all-reduces and its fixed
+    cost per layer."""
     arch = workload.architecture
     tp = parallelism.tensor_parallel
     tokens = prompt_tokens(workload) * sequences
@@ -136,7 +138,12 @@ def _prefill_time(
     weights = DECODE_BANDWIDTH_EFFICIENCY.inverted(
         _inference_weight_bytes(workload) / tp / (device.bandwidth_gb_s * 1e9)
     )
-    return compute.slower(weights).plus(_allreduce_time(workload, device, parallelism, tokens))
+    overhead = PREFILL_LAYER_OVERHEAD_S.scaled(arch.num_layers)
+    return (
+        compute.slower(weights)
+        .plus(_allreduce_time(workload, device, parallelism, tokens))
+        .plus(overhead)
+    )
 
 
 def inference_speed(workload: Workload, device: Device, parallelism: Parallelism) -> InferenceSpeed:

@@ -26,6 +26,11 @@ from advisor.domain.sizing.workload import Task, Workload
 # the cluster network, which this engine does not size (torchtitan's Llama 3.1 8B loses 3%
 # from 8 to 128 H100s: 5,762 to 5,605 tokens/s/GPU).
 DATA_PARALLEL_EFFICIENCY_PCIE = 0.80
+# Selective checkpointing that redoes matmuls, by stack: torchtitan's (FSDP2) policy saves every
+# op's output "except every second mm/linear", so half the forward's matmul FLOPs run again
+# (https://github.com/pytorch/torchtitan/blob/b5bcd76c66d0acb1a08b176d9639425bc55e0b2a/
+# torchtitan/distributed/activation_checkpoint.py, SelectiveAC).
+SELECTIVE_RECOMPUTED_MATMUL_SHARE = {"fsdp2": 0.5}
 GRADIENT_BYTES = 2  # 16-bit activations and their gradients cross the tensor-parallel group
 INFINITE = Range(float("inf"), float("inf"), float("inf"))
 
@@ -35,7 +40,7 @@ class TrainingTime:
     hours: Range
     flops: float  # model FLOPs, what MFU counts
     flops_rule: str
-    hardware_flops: float  # model FLOPs plus recomputation
+    hardware_flops: float  # model FLOPs plus the attention core and recomputation
     recompute_rule: str
     mfu: Range  # model FLOPs over time × peak, as a published run would report it
     utilization: Range  # the band the hardware FLOPs were run at
@@ -52,16 +57,32 @@ def training_flops(workload: Workload) -> tuple[float, str]:
     return per_token * n * workload.tokens_to_train, f"{per_token}·N·D"
 
 
+def attention_flops(workload: Workload) -> float:
+    """The attention core's FLOPs, which 6·N·D leaves out (its products have no weights): QK^T
+    and the weighted sum, 4·s·h per token and layer, half under a causal mask, three times over
+    for the forward and backward passes: 6·L·s·h·D (PaLM's MFU accounting, Chowdhery et al.
+    2022, https://arxiv.org/abs/2204.02311, appendix B, with the causal half)."""
+    arch = workload.architecture
+    per_token = 6 * arch.num_layers * workload.context_tokens * arch.hidden_size
+    return per_token * workload.tokens_to_train
+
+
 def recompute_flops(workload: Workload) -> tuple[float, str]:
     """What recomputation adds (Korthikanti et al. 2022): full checkpointing runs each layer's
     forward again, 2·N·D; selective recomputes only the attention core (QK^T and the weighted
-    sum, 4·s·h per token and layer, half of it under a causal mask: 2·L·s·h·D)."""
+    sum, 4·s·h per token and layer, half of it under a causal mask: 2·L·s·h·D), or, in a stack
+    whose selective policy redoes a share of the matmuls, that share of the forward."""
     arch = workload.architecture
     tokens = workload.tokens_to_train
     mode = workload.checkpointing
-    if mode is Checkpointing.FULL:
-        return 2 * arch.params_active * tokens, "+ 2·N·D recomputed (full checkpointing)"
-    if mode is Checkpointing.SELECTIVE:
+    if mode == Checkpointing.FULL:
+        forward = 2 * arch.params_active * tokens + attention_flops(workload) / 3
+        return forward, "+ 2·N·D and the attention's forward recomputed (full checkpointing)"
+    matmul_share = SELECTIVE_RECOMPUTED_MATMUL_SHARE.get(workload.stack_name)
+    if mode == Checkpointing.SELECTIVE and matmul_share:
+        rule = f"+ {2 * matmul_share:g}·N·D recomputed (selective: every second matmul)"
+        return 2 * matmul_share * arch.params_active * tokens, rule
+    if mode == Checkpointing.SELECTIVE:
         per_token = 2 * arch.num_layers * workload.context_tokens * arch.hidden_size
         rule = "+ 2·L·s·h·D recomputed (selective checkpointing: the attention core)"
         return per_token * tokens, rule
@@ -77,7 +98,7 @@ def _tensor_parallel_seconds(workload: Workload, device: Device, parallelism: Pa
         return Range(0.0, 0.0, 0.0)
     arch = workload.architecture
     per_layer = ALLREDUCES_PER_LAYER_FORWARD + ALLREDUCES_PER_LAYER_BACKWARD
-    if workload.checkpointing is Checkpointing.FULL:
+    if workload.checkpointing == Checkpointing.FULL:
         per_layer += ALLREDUCES_PER_LAYER_FORWARD
     micro_batch_tokens = workload.batch_size * workload.context_tokens
     one = allreduce_seconds(device, tp, micro_batch_tokens * arch.hidden_size * GRADIENT_BYTES)
@@ -91,7 +112,7 @@ def training_time(workload: Workload, device: Device, parallelism: Parallelism) 
     peak, note = compute_peak_tflops(device, dtype)
     flops, rule = training_flops(workload)
     extra, recompute_rule = recompute_flops(workload)
-    hardware_flops = flops + extra
+    hardware_flops = flops + attention_flops(workload) + extra
     utilization, source = training_utilization(device)
     if not peak:
         return TrainingTime(
