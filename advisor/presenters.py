@@ -78,9 +78,12 @@ def _candidate_row(candidate: dict[str, Any], training: bool) -> dict[str, Any]:
     if training:
         hours = candidate.get("training_hours")
         job = candidate.get("usd_per_job")
+        mfu = candidate.get("mfu")
         row |= {
             "speed": _hours(hours["expected"]) if hours else "—",
             "speed_range": _range_text(hours, _hours),
+            "mfu": f"{mfu['expected']:.0%}" if mfu else "—",
+            "mfu_range": _range_text(mfu, lambda value: f"{value:.0%}"),
             "cost": _usd(job["expected"]) if job else "—",
             "cost_range": _range_text(job, _usd),
         }
@@ -88,6 +91,7 @@ def _candidate_row(candidate: dict[str, Any], training: bool) -> dict[str, Any]:
         total = candidate.get("decode_tokens_per_s_total")
         per_m = candidate.get("usd_per_million_tokens")
         request = candidate.get("seconds_per_request")
+        first_token = candidate.get("time_to_first_token_seconds")
         row |= {
             "speed": _fmt(total["expected"]) if total else "—",
             "speed_range": _range_text(total, _fmt),
@@ -95,6 +99,8 @@ def _candidate_row(candidate: dict[str, Any], training: bool) -> dict[str, Any]:
             if candidate.get("decode_tokens_per_s_per_sequence")
             else "—",
             "seconds_per_request": _fmt(request["expected"], " s") if request else "—",
+            "first_token": _fmt(first_token["expected"] * 1000, " ms") if first_token else "—",
+            "first_token_range": _range_text(first_token, lambda value: _fmt(value * 1000)),
             "cost": _usd(per_m["expected"]) if per_m else "—",
             "cost_range": _range_text(per_m, _usd),
             "max_users": candidate.get("max_concurrent_users"),
