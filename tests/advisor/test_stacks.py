@@ -163,6 +163,21 @@ def test_torchtune_full_fine_tune_with_paged_8bit_adamw_fits_a_48_gb_card():
     assert not hf_peft.fits
 
 
+def test_torchtunes_paged_8bit_adamw_pages_its_states_out_on_a_24_gb_card():
+    # torchtune README: the same full fine-tune runs on 1x RTX 4090 at 18.9 GiB (states paged).
+    settings = dict(
+        task=Task.FULL, optimizer=Optimizer.ADAMW_8BIT, batch_size=2, context_tokens=2048
+    )
+    paged = candidate(Workload(arch("llama-3.1-8b"), stack_name="torchtune", **settings), "RTX4090")
+    assert paged.fits
+    assert paged.memory.optimizer_states == 0
+    assert any("page to CPU memory" in warning for warning in paged.warnings)
+    assert paged.memory.total_range().low <= 18.9 * GIB <= paged.memory.total_range().high
+    # A plain AdamW's states cannot page: the same run does not fit.
+    plain = Workload(arch("llama-3.1-8b"), stack_name="torchtune", **settings)
+    assert not candidate(plain.with_changes(optimizer=Optimizer.ADAMW), "RTX4090").fits
+
+
 @pytest.mark.parametrize("task", [Task.LORA, Task.QLORA])
 def test_torchtunes_chunked_loss_never_holds_the_full_fp32_logits(task):
     settings = dict(task=task, batch_size=2, context_tokens=2048, lora_rank=8)

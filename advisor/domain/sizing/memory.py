@@ -1,6 +1,6 @@
 """Memory per GPU, as a breakdown whose every line says where it comes from."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.precision import (
@@ -109,9 +109,15 @@ class MemoryBreakdown:
     def component_range(self, name: str, *, serving: bool = False) -> Range:
         """One line's low / expected / high, from how far such lines are from measurements."""
         value = getattr(self, name)
+        if name == "runtime_overhead":
+            if serving:
+                spread = value * SERVING_RUNTIME_SPREAD
+            else:
+                # The CUDA context is the uncertain part; NCCL buffers are a measured figure.
+                context = min(value, CUDA_CONTEXT_BYTES)
+                spread = CUDA_CONTEXT_SPREAD_BYTES + (value - context) * SERVING_RUNTIME_SPREAD
+            return Range(max(value - spread, 0.0), value, value + spread)
         below, above = MEMORY_SPREAD[name]
-        if name == "runtime_overhead" and serving:
-            below = above = SERVING_RUNTIME_SPREAD
         return Range(value * (1 - below), value, value * (1 + above))
 
     def total_range(self, *, serving: bool = False) -> Range:
@@ -130,8 +136,8 @@ class MemoryBreakdown:
 # - activations and logits: the published peaks sit 14-18% above ours (vLLM's profile run) and
 #   up to 20% below (torchtitan's selective checkpointing, torchtune's chunked loss);
 # - runtime: a CUDA context is 0.25 GiB with lazy loading (vLLM) to 1.3 GB (Hugging Face's
-#   V100 measurement) against the 0.75 GiB assumed; a serving stack's logged non-torch
-#   memory within 10% (0.24-0.25 GiB at TP=1, 2.06-2.13 GiB at TP>1);
+#   V100 measurement): 0.75 ± 0.5 GiB; NCCL buffers and a serving stack's logged non-torch
+#   memory within 10% (0.24-0.25 GiB at TP=1, 2.06-2.21 GiB at TP>1);
 # - allocator headroom: none when the peak is read as allocated bytes, twice ours at worst.
 MEMORY_SPREAD: dict[str, tuple[float, float]] = {
     "weights": (0.01, 0.01),
@@ -140,10 +146,10 @@ MEMORY_SPREAD: dict[str, tuple[float, float]] = {
     "activations": (0.30, 0.30),
     "kv_cache": (0.01, 0.01),
     "logits": (0.30, 0.30),
-    "runtime_overhead": (0.67, 0.67),
     "allocator_headroom": (1.0, 1.0),
 }
 SERVING_RUNTIME_SPREAD = 0.10
+CUDA_CONTEXT_SPREAD_BYTES = 0.5 * GIB
 
 
 def usable_bytes(memory_gib: float) -> float:
@@ -342,6 +348,33 @@ def memory_per_gpu(workload: Workload, parallelism: Parallelism) -> MemoryBreakd
         runtime_overhead=runtime,
         allocator_headroom=dynamic * ALLOCATOR_HEADROOM_FRACTION,
     )
+
+
+def paged_optimizer_memory(
+    workload: Workload, memory: MemoryBreakdown, usable: float
+) -> MemoryBreakdown | None:
+    """A stack whose 8-bit AdamW is bitsandbytes' paged optimizer (torchtune's single-device
+    recipes) keeps its states in unified memory, "automatically evicted to CPU RAM when the
+    GPU runs out of memory" (https://huggingface.co/docs/bitsandbytes/main/en/optimizers):
+    when the rest fits but the states do not, they page out. The breakdown without them, or
+    None when paging does not apply or does not help."""
+    if not (workload.stack.paged_optimizer and workload.optimizer is Optimizer.ADAMW_8BIT):
+        return None
+    if memory.total <= usable or memory.optimizer_states == 0:
+        return None
+    headroom = memory.optimizer_states * ALLOCATOR_HEADROOM_FRACTION
+    resident = replace(
+        memory,
+        optimizer_states=0.0,
+        allocator_headroom=memory.allocator_headroom - headroom,
+    )
+    return resident if resident.total <= usable else None
+
+
+PAGED_OPTIMIZER_WARNING = (
+    "optimizer states page to CPU memory (bitsandbytes paged 8-bit AdamW): they do not fit "
+    "beside the model, so each step moves them across PCIe"
+)
 
 
 def kv_pool_bytes(workload: Workload, memory: MemoryBreakdown, cuda_bytes: float) -> float:

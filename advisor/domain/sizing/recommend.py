@@ -12,10 +12,12 @@ from advisor.domain.ranges import Range
 from advisor.domain.sizing.assumptions import assumptions
 from advisor.domain.sizing.memory import (
     GIB,
+    PAGED_OPTIMIZER_WARNING,
     MemoryBreakdown,
     Parallelism,
     kv_capacity_tokens,
     memory_per_gpu,
+    paged_optimizer_memory,
     serving_usable_bytes,
     usable_bytes,
 )
@@ -119,6 +121,9 @@ def _evaluate(
     usable = usable_bytes(device.memory_gib)
     if workload.stack.serving:
         return _evaluate_serving(workload, device, memory, usable)
+    paged = paged_optimizer_memory(workload, memory, usable)
+    if paged is not None:
+        return paged, usable, None
     if memory.total > usable:
         return (
             memory,
@@ -217,6 +222,8 @@ def _candidate(
             f"tensor parallel over {tp} GPUs without a fast link ({device.interconnect}): "
             "its all-reduces cross PCIe (sized in the speed: slow for prefill and large batches)"
         )
+    if memory.optimizer_states == 0 and memory_cache[parallelism].optimizer_states > 0:
+        candidate.warnings.append(PAGED_OPTIMIZER_WARNING)  # the states were paged out
     if device.low_confidence_warning:
         candidate.warnings.append(device.low_confidence_warning)
     if workload.task is Task.QLORA and parallelism.zero_stage == 3:
