@@ -3,15 +3,7 @@ speed per sequence for serving, MFU on 6·N·D for training."""
 
 import re
 
-import pytest
-from django.test import Client
-
 URL = "/size/"
-
-
-@pytest.fixture
-def client(catalog) -> Client:
-    return Client()
 
 
 def _fact(html: str, name: str) -> str:
@@ -20,8 +12,8 @@ def _fact(html: str, name: str) -> str:
     return match.group(1)
 
 
-def test_serving_shows_time_to_first_token_and_decode_per_sequence(client):
-    response = client.get(URL, {"model": "llama-3.1-8b", "task": "inference"})
+def test_serving_shows_time_to_first_token_and_decode_per_sequence(web):
+    response = web.get(URL, {"model": "llama-3.1-8b", "task": "inference"})
     assert response.status_code == 200
     html = response.content.decode()
     assert re.match(
@@ -30,8 +22,8 @@ def test_serving_shows_time_to_first_token_and_decode_per_sequence(client):
     assert re.match(r"[\d.,]+ tokens/s", _fact(html, "Per sequence"))
 
 
-def test_training_shows_mfu_on_6nd(client):
-    response = client.get(URL, {"model": "llama-3.1-8b", "task": "full", "context_tokens": 2048})
+def test_training_shows_mfu_on_6nd(web):
+    response = web.get(URL, {"model": "llama-3.1-8b", "task": "full", "context_tokens": 2048})
     assert response.status_code == 200
     assert re.match(
         r"\d+% <span class=\"range\">\d+%–\d+%</span>",
