@@ -109,6 +109,12 @@ ARCHITECTURES = {slug: model.architecture() for slug, model in bundled_models().
 FITS_REASON = re.compile(r"^\d+\.\d GiB of \d+\.\d GiB per GPU \(.+\)$")
 REJECTION_REASONS = (
     re.compile(r"^needs \d+\.\d GiB per GPU, \S+ has \d+\.\d GiB usable$"),
+    # Serving: the stack's budget at its memory fraction, its KV pool, and a fraction that fits.
+    re.compile(
+        r"^needs \d+\.\d GiB per GPU, \S+ has -?\d+\.\d GiB usable at gpu_memory_utilization "
+        r"\d\.\d\d \((\S+ cannot allocate a KV-cache pool|KV pool \d+\.\d GiB, the batch needs "
+        r"\d+\.\d GiB)\)(; fits at gpu_memory_utilization \d\.\d\d with ~\d+\.\d users)?$"
+    ),
     re.compile(r"^\S+ has no (FP32|BF16|FP16|FP8|INT8|INT4) support: choose fp16$"),
     re.compile(r"^\S+ has no FP8 tensor cores for FP8 training$"),
     re.compile(r"^\S+ has no BF16 support: choose an fp16 KV cache$"),
