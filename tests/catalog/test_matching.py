@@ -1,5 +1,7 @@
 """Provider GPU names -> catalogue GPUs, including the traps in shared/data/README.md."""
 
+import ast
+import csv
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -14,7 +16,9 @@ from catalog.feeds.gpuhunt_catalog import fetch_gpuhunt
 from catalog.feeds.skypilot import parse_vms_csv
 from catalog.services import BUNDLED_DATA_DIR
 
-GPUHUNT_MIRROR = Path(__file__).resolve().parents[1] / "fixtures" / "prices" / "gpuhunt_v3_mirror"
+PRICE_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "prices"
+GPUHUNT_MIRROR = PRICE_FIXTURES / "gpuhunt_v3_mirror"
+COMMON_ACCELERATORS = PRICE_FIXTURES / "skypilot_common_accelerators.csv"
 
 
 @pytest.fixture(scope="module")
@@ -255,3 +259,16 @@ def test_the_bundled_quotes_left_unmatched_are_few_and_each_says_why(matcher):
     print(f"unmatched {len(refused)} of {len(quotes)} bundled quotes")
     assert len(refused) <= 0.01 * len(quotes)
     assert all(m.reason for m in refused)
+
+
+def test_every_name_skypilots_accelerator_list_gives_a_cloud_resolves_or_has_a_reason(matcher):
+    """A live refresh reads the full upstream files: SkyPilot's list of accelerator names with
+    the clouds that use each (tests/fixtures/prices/skypilot_common_accelerators.csv)."""
+    with COMMON_ACCELERATORS.open(newline="") as names_file:
+        rows = list(csv.DictReader(names_file))
+    quotes = [
+        quote(cloud.lower(), row["AcceleratorName"])
+        for row in rows
+        for cloud in ast.literal_eval(row["Clouds"])
+    ]
+    _assert_every_name_resolves_or_has_a_reason(matcher, "skypilot", quotes)
