@@ -9,6 +9,7 @@ from advisor.domain.ranges import Range
 from advisor.domain.rightsizing import (
     Node,
     NodeGpu,
+    idle_gpus_priced,
     node_of,
     observe,
     project,
@@ -148,7 +149,8 @@ def _right_sizing(ranks: Sequence[MeasuredRank], current_key: str | None, node: 
         node_gpu_count=node.present_gpus if node.idle_gpus else None,
     )
     sentence = recommendation(observed, projections, verdict=judged)
-    result["recommendation"] = f"{node.finding}; {sentence}" if node.finding else sentence
+    finding = idle_gpus_priced(node.finding, projections)
+    result["recommendation"] = f"{finding}; {sentence}" if finding else sentence
     for projection in projections:
         best = projection.best_offer
         result["candidates"].append(

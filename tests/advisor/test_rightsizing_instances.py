@@ -10,7 +10,7 @@ p5.48xlarge (8x H100) $55.04/h in us-east-1.
 
 import pytest
 
-from advisor.domain.rightsizing import ObservedJob, project, recommendation
+from advisor.domain.rightsizing import ObservedJob, idle_gpus_priced, project, recommendation
 from tests.advisor.devices import GPUS, made_up_device, offer
 
 V100, A100_40, H100 = GPUS["V100-16GB"], GPUS["A100-40GB-SXM"], GPUS["H100-SXM"]
@@ -133,3 +133,20 @@ def test_a_candidate_with_low_confidence_specs_says_so():
     current = made_up_device("here", bf16_tflops=100.0, supports_bf16=True)
     candidate = next(p for p in project(_job(), current, [doubtful], {}) if not p.is_current)
     assert candidate.notes[-1] == "A2-ish's specs are low confidence: no datasheet"
+
+
+def test_the_idle_gpu_finding_prices_the_instance_the_job_needs_beside_the_machine():
+    offers = {
+        "A100-40GB-SXM": [
+            offer("vast", "4x-A100_SXM4-32-65536", 4, 3.09),
+            offer("vast", "1x-A100_SXM4-32-65536", 1, 0.76),
+        ]
+    }
+    job = _job(host_idle_s=3.5)  # a 4.0 s step
+    projections = project(job, A100_40, [], offers, node_gpu_count=4)
+    assert idle_gpus_priced("3 of 4 GPUs were idle", projections) == (
+        "3 of 4 GPUs were idle; the A100 40GB SXM on a 1-GPU instance (vast 1x-A100_SXM4-32-65536,"
+        f" $0.76/h) costs ${0.76 * 4.0 / 3.6:.2f} per 1,000 steps against ${3.09 * 4.0 / 3.6:.2f}"
+        " on the 4-GPU machine (vast 4x-A100_SXM4-32-65536, $3.09/h)"
+    )
+    assert idle_gpus_priced("", projections) == ""

@@ -85,7 +85,9 @@ def test_a_4_gpu_node_with_kernels_on_one_gpu_is_called_out_and_priced_on_1_gpu(
         "finding": "3 of 4 GPUs were idle for the whole window (GPUs 1, 2 and 3 ran no "
         "kernels): the job used 1",
     }
-    assert report["recommendation"].startswith(report["node"]["finding"] + "; ")
+    assert report["recommendation"].startswith(
+        report["node"]["finding"] + "; the A100 40GB SXM on a 1-GPU instance ("
+    )
     (current,) = [c for c in report["candidates"] if c["is_current"]]
     assert current["gpu"] == "A100-40GB-SXM" and current["gpu_count"] == 4
     others = [c for c in report["candidates"] if not c["is_current"]]

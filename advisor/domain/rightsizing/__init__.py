@@ -9,7 +9,7 @@ from advisor.domain.ranges import Range
 from advisor.domain.rightsizing.node import Node, NodeGpu, node_of
 from advisor.domain.rightsizing.observed import ObservedJob, observe
 from advisor.domain.rightsizing.projection import OfferCost, Projection, project
-from advisor.domain.rightsizing.recommend import recommendation
+from advisor.domain.rightsizing.recommend import idle_gpus_priced, recommendation
 from advisor.domain.rightsizing.verdict import Evidence, Verdict, verdict
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "Projection",
     "Range",
     "Verdict",
+    "idle_gpus_priced",
     "node_of",
     "observe",
     "project",

@@ -71,6 +71,37 @@ def recommendation(
     return f"{context}: {_a(best)} costs {saving}% less per step {_speed(best, current)}"
 
 
+def idle_gpus_priced(finding: str, projections: Sequence[Projection]) -> str:
+    """The idle-GPU finding with what the job's GPU costs on an instance of the job's size
+    beside the machine it ran on, whichever GPU the recommendation goes on to name."""
+    current = next(projection for projection in projections if projection.is_current)
+    resized = next(
+        (
+            projection
+            for projection in projections
+            if not projection.is_current and projection.device.key == current.device.key
+        ),
+        None,
+    )
+    if not finding or resized is None or resized.best_offer is None:
+        return finding
+    priced = (
+        f"{finding}; the {current.device.name} on a {resized.gpu_count}-GPU instance "
+        f"({_offer(resized)}) costs ${_expected_cost(resized):.2f} per 1,000 steps"
+    )
+    if current.best_offer is None:
+        return priced
+    return (
+        f"{priced} against ${_expected_cost(current):.2f} on the {current.gpu_count}-GPU machine "
+        f"({_offer(current)})"
+    )
+
+
+def _offer(projection: Projection) -> str:
+    offer = projection.best_offer.offer
+    return f"{offer.provider} {offer.instance_type}, ${offer.usd_per_hour:.2f}/h"
+
+
 def _context(job: ObservedJob, current: Projection) -> str:
     # GB as the datasheets and the catalogue count it: binary ("80 GB" of HBM is 80 GiB).
     idle = f"the GPU is idle {job.idle_pct:.0f}% of the time"
