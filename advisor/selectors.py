@@ -26,7 +26,7 @@ def _float(value: Decimal | float | None) -> float | None:
 
 def _mig_profiles_by_gpu() -> dict[str, tuple[MigProfile, ...]]:
     profiles: dict[str, list[MigProfile]] = defaultdict(list)
-    for row in MigProfileRow.objects.order_by("memory_gib", "compute_slices").values(
+    for row in MigProfileRow.objects.order_by("memory_gib", "compute_slices", "profile").values(
         "gpu__canonical_key",
         "profile",
         "compute_slices",

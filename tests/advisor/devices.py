@@ -3,21 +3,47 @@ read straight from its CSV, made-up devices with only the figures a test gives, 
 on-demand prices from the bundled SkyPilot snapshot (catalog/data/skypilot/)."""
 
 import csv
+from collections import defaultdict
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
-from advisor.domain.devices import Device, Offer
+from advisor.domain.devices import Device, MigProfile, Offer
 
 GPUS_CSV = Path(__file__).resolve().parents[2] / "catalog" / "data" / "gpus.csv"
+MIG_CSV = GPUS_CSV.with_name("mig_profiles.csv")
 
 
 def _number(text: str) -> float | None:
     return float(text) if text.strip() else None
 
 
+def _mig_profiles() -> dict[str, tuple[MigProfile, ...]]:
+    """Each GPU's MIG profiles from mig_profiles.csv, smallest memory (then compute) first."""
+    with MIG_CSV.open(newline="") as file:
+        rows = sorted(
+            csv.DictReader(file),
+            key=lambda r: (Decimal(r["memory_gib"]), int(r["compute_slices"]), r["profile"]),
+        )
+    profiles: dict[str, list[MigProfile]] = defaultdict(list)
+    for row in rows:
+        profiles[row["gpu_key"]].append(
+            MigProfile(
+                name=row["profile"],
+                compute_fraction=int(row["compute_slices"]) / int(row["compute_slices_total"]),
+                memory_fraction=float(round(Fraction(row["memory_fraction"]), 4)),
+                memory_gib=float(row["memory_gib"]),
+                max_count=int(row["max_count"]),
+            )
+        )
+    return {key: tuple(values) for key, values in profiles.items()}
+
+
 def catalogue_devices() -> dict[str, Device]:
     """Every catalogue GPU by its key, each figure from the CSV column of its meaning."""
     with GPUS_CSV.open(newline="") as file:
         rows = list(csv.DictReader(file))
+    mig_profiles = _mig_profiles()
     return {
         row["canonical_key"]: Device(
             key=row["canonical_key"],
@@ -40,6 +66,7 @@ def catalogue_devices() -> dict[str, Device]:
             fp64_tflops=_number(row["fp64_tflops"]),
             confidence=row["confidence"],
             spec_notes=row["notes"],
+            mig_profiles=mig_profiles.get(row["canonical_key"], ()),
         )
         for row in rows
     }

@@ -116,6 +116,7 @@ def test_a_slice_device_has_its_share_of_bandwidth_and_of_every_peak(catalog):
     assert part.bandwidth_gb_s == pytest.approx(h100.bandwidth_gb_s / 2)
     assert part.bf16_tflops == pytest.approx(h100.bf16_tflops * 3 / 7)
     assert part.fp8_tflops == pytest.approx(h100.fp8_tflops * 3 / 7)
+    assert part.fp64_tflops == pytest.approx(h100.fp64_tflops * 3 / 7)
     assert {p.name for p in h100.mig_profiles} >= {"1g.10gb", "3g.40gb", "7g.80gb"}
 
 

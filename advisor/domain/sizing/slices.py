@@ -53,6 +53,7 @@ def slice_device(device: Device, profile: MigProfile) -> Device:
         name=f"{device.name} {profile.name}",
         memory_gib=profile.memory_gib,
         bandwidth_gb_s=device.bandwidth_gb_s * profile.memory_fraction,
+        fp64_tflops=share(device.fp64_tflops),
         fp32_tflops=share(device.fp32_tflops),
         tf32_tflops=share(device.tf32_tflops),
         bf16_tflops=share(device.bf16_tflops),
@@ -64,8 +65,8 @@ def slice_device(device: Device, profile: MigProfile) -> Device:
 
 
 def _shared_profiles(device: Device) -> list[MigProfile]:
-    """Profiles that split a GPU between copies: a profile one GPU holds once is the whole GPU
-    (7g) or a media-engine variant, so serving on it is no cheaper than the whole GPU."""
+    """Profiles that split a GPU between copies. One a GPU holds only once (7g, 4g, the media
+    engine variants) gives one copy per GPU, which costs what the whole GPU costs."""
     return [profile for profile in device.mig_profiles if profile.max_count > 1]
 
 
