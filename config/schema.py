@@ -113,6 +113,10 @@ class AutoSchema(SpectacularAutoSchema):
             errors["413"] = (
                 "The request body (or the upload) is over its size limit: the message says which."
             )
+            errors["415"] = (
+                "The body's Content-Type is not one this operation reads (see requestBody), or "
+                "a multipart body came without its type."
+            )
         if self.view.get_throttles():
             errors["429"] = "Too many requests: wait for the time Retry-After gives."
         return errors
