@@ -329,3 +329,13 @@ def test_a_stack_setting_that_does_not_fit_the_task_is_a_400_naming_it(
             optimizer_offload=body.get("optimizer_offload", False),
             **options,
         )
+
+
+@pytest.mark.django_db
+def test_size_prints_the_stack_and_the_settings_it_used(catalog):
+    out = StringIO()
+    call_command(
+        "size", model="llama-3.1-8b", stack="sglang", gpu_memory_utilization=0.85, stdout=out
+    )
+    assert "stack SGLang: gpu_memory_utilization_default 0.9, budget static, " in out.getvalue()
+    assert "gpu_memory_utilization 0.85" in out.getvalue()
