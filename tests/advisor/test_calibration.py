@@ -73,7 +73,25 @@ def test_every_category_of_figures_has_rows():
     assert counts["training_throughput"] >= 5
 
 
-@pytest.mark.parametrize("row", ROWS, ids=lambda row: row["id"])
+# A row the engine misses stays in the set, in the bench's table and in the README, with the
+# reason in its `known_miss`; strict, so a row that starts to pass must lose the mark.
+MAX_KNOWN_MISSES = 7
+
+
+def _judged_param(row: dict):
+    if "known_miss" not in row:
+        return pytest.param(row, id=row["id"])
+    miss = pytest.mark.xfail(strict=True, reason=row["known_miss"])
+    return pytest.param(row, id=row["id"], marks=miss)
+
+
+def test_known_misses_are_few_and_each_says_why():
+    misses = [row for row in ROWS if "known_miss" in row]
+    assert len(misses) <= MAX_KNOWN_MISSES
+    assert all(len(row["known_miss"]) > 20 for row in misses)
+
+
+@pytest.mark.parametrize("row", [_judged_param(row) for row in ROWS])
 def test_the_published_figure_falls_inside_our_range_or_the_verdict_matches(row):
     item = Judged(row, ours(row))
     assert item.inside, f"{row['id']}: {_describe(item)}; {row['source']['locator']}"
