@@ -346,7 +346,7 @@ def test_offers_paging_through_an_ordering_with_ties_visits_each_offer_once(
 ):
     # Many offers share a price, GPU count or GPU memory; each page must still continue
     # where the previous one stopped, with no offer repeated or skipped.
-    params = {"ordering": ordering, "page_size": 50}
+    params = {"ordering": ordering, "page_size": 200}
     ids = collect_ids_page_by_page(api, OFFERS_URL, params, "id")
 
     assert len(ids) == total_offers
