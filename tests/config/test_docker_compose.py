@@ -102,8 +102,7 @@ def _locked_names(lock_file: str) -> set[str]:
 
 def _names(requirements: list[str]) -> set[str]:
     return {
-        line.split("==")[0].split("[")[0].strip().lower().replace("_", "-")
-        for line in requirements
+        line.split("==")[0].split("[")[0].strip().lower().replace("_", "-") for line in requirements
     }
 
 
