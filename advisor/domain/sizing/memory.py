@@ -377,11 +377,17 @@ PAGED_OPTIMIZER_WARNING = (
 )
 
 
-def kv_pool_bytes(workload: Workload, memory: MemoryBreakdown, cuda_bytes: float) -> float:
+def kv_pool_bytes(
+    workload: Workload,
+    memory: MemoryBreakdown,
+    cuda_bytes: float,
+    fraction: float | None = None,
+) -> float:
     """The KV-cache pool a serving stack allocates on a GPU showing `cuda_bytes` to CUDA, at
-    the workload's memory fraction (negative: the stack cannot allocate one)."""
+    `fraction` or the workload's memory fraction (negative: the stack cannot allocate one)."""
     stack: Stack = workload.stack
-    fraction = workload.gpu_memory_utilization or 0.0
+    if fraction is None:
+        fraction = workload.gpu_memory_utilization or 0.0
     transient = memory.activations + memory.logits + memory.runtime_overhead
     if stack.budget is Budget.STATIC:
         # Weights + KV within the static fraction; what the transients need beyond the rest
@@ -393,11 +399,17 @@ def kv_pool_bytes(workload: Workload, memory: MemoryBreakdown, cuda_bytes: float
     return fraction * cuda_bytes - memory.weights - transient
 
 
-def serving_usable_bytes(workload: Workload, memory: MemoryBreakdown, cuda_bytes: float) -> float:
+def serving_usable_bytes(
+    workload: Workload,
+    memory: MemoryBreakdown,
+    cuda_bytes: float,
+    fraction: float | None = None,
+) -> float:
     """What the stack lets this workload use per GPU: the pool plus everything but the KV
     cache, so that `memory.total <= usable` exactly when the batch's KV fits in the pool.
-    For vLLM it is gpu_memory_utilization × the memory CUDA reports."""
-    return kv_pool_bytes(workload, memory, cuda_bytes) + memory.total - memory.kv_cache
+    For vLLM it is gpu_memory_utilization (or `fraction`) × the memory CUDA reports."""
+    pool = kv_pool_bytes(workload, memory, cuda_bytes, fraction)
+    return pool + memory.total - memory.kv_cache
 
 
 def _kv_bytes_per_token_per_gpu(workload: Workload, parallelism: Parallelism) -> float:

@@ -159,8 +159,7 @@ def _evaluate_serving(
     for step in MEMORY_FRACTION_STEPS:
         if step <= fraction:
             continue
-        raised = workload.with_changes(gpu_memory_utilization=step)
-        raised_usable = serving_usable_bytes(raised, memory, cuda_bytes)
+        raised_usable = serving_usable_bytes(workload, memory, cuda_bytes, fraction=step)
         if memory.total <= raised_usable:
             pool_raised = raised_usable - memory.total + memory.kv_cache
             users = pool_raised / memory.kv_cache * workload.batch_size
