@@ -107,8 +107,9 @@ def test_the_other_serving_stacks_size_a_pool_by_their_own_rule(stack):
     cuda = usable_bytes(80)
     transient = memory.activations + memory.logits + memory.runtime_overhead
     expected = {
-        # SGLang: mem_fraction_static x total holds the weights and the pool.
-        "sglang": 0.90 * cuda - memory.weights,
+        # SGLang: mem_fraction_static x what is free once CUDA and NCCL are up holds the
+        # weights and the pool.
+        "sglang": 0.90 * (cuda - memory.runtime_overhead) - memory.weights,
         # TensorRT-LLM: free_gpu_memory_fraction of what is free after everything else.
         "tensorrt_llm": 0.90 * (cuda - memory.weights - transient),
     }[stack]

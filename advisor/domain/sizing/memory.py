@@ -390,10 +390,14 @@ def kv_pool_bytes(
         fraction = workload.gpu_memory_utilization or 0.0
     transient = memory.activations + memory.logits + memory.runtime_overhead
     if stack.budget is Budget.STATIC:
-        # Weights + KV within the static fraction; what the transients need beyond the rest
-        # of the card comes out of the pool.
-        spill = max(transient - (1 - fraction) * cuda_bytes, 0.0)
-        return fraction * cuda_bytes - memory.weights - spill
+        # SGLang takes the fraction of the memory free once CUDA and NCCL are up (its
+        # ModelRunner reads it after init_torch_distributed, before loading, and sizes the pool
+        # as free after loading - (1 - fraction) x that): weights + KV within the fraction of
+        # it; what activations and logits need beyond the rest comes out of the pool.
+        # https://github.com/sgl-project/sglang/blob/01cc04e2b5b01ce379698a3fee1bd17706e1d0ec/python/sglang/srt/model_executor/model_runner.py
+        free_at_start = cuda_bytes - memory.runtime_overhead
+        spill = max(memory.activations + memory.logits - (1 - fraction) * free_at_start, 0.0)
+        return fraction * free_at_start - memory.weights - spill
     if stack.budget is Budget.FREE:
         return fraction * (cuda_bytes - memory.weights - transient)
     return fraction * cuda_bytes - memory.weights - transient
