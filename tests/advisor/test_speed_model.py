@@ -22,7 +22,13 @@ from advisor.domain.sizing.speed import (
     training_utilization,
 )
 from advisor.domain.sizing.speed.communication import allreduce_seconds
-from advisor.domain.sizing.speed.efficiency import PREFILL_LAYER_OVERHEAD_S
+from advisor.domain.sizing.speed.efficiency import (
+    INFERENCE_COMPUTE_EFFICIENCY,
+    INFERENCE_SHARE_OF_MATMUL_CEILING,
+    MATMUL_CEILING_BY_ARCHITECTURE,
+    PREFILL_LAYER_OVERHEAD_S,
+    inference_compute_efficiency,
+)
 from advisor.domain.sizing.speed.inference import dequantised_weight_flops
 from advisor.domain.sizing.stacks import Checkpointing
 from advisor.domain.sizing.workload import Task, Workload
@@ -50,7 +56,49 @@ def test_prefill_computes_over_the_prompt_tokens_only():
     ratio = (long_fill.expected - fixed) / (short_fill.expected - fixed)
     assert ratio == pytest.approx(3.0, rel=1e-6)
     flops = 2 * long_prompt.architecture.params_active * 6144
-    assert long_fill.expected - fixed == pytest.approx(flops / (989.5e12 * 0.55), rel=1e-6)
+    share = (
+        INFERENCE_SHARE_OF_MATMUL_CEILING.expected
+        * MATMUL_CEILING_BY_ARCHITECTURE[("hopper", False)]
+    )
+    assert long_fill.expected - fixed == pytest.approx(flops / (989.5e12 * share), rel=1e-6)
+
+
+def test_compute_reaches_a_larger_share_of_an_a100s_peak_than_of_an_h100s_and_less_in_fp8():
+    a100 = inference_compute_efficiency(A100, Dtype.FP16)
+    h100 = inference_compute_efficiency(H100, Dtype.BF16)
+    h100_fp8 = inference_compute_efficiency(H100, Dtype.FP8)
+    assert a100.expected > h100.expected > h100_fp8.expected
+    # The A100's 86.9% matmul ceiling times the 75% a serving stack's prefill reaches of it.
+    assert a100.expected == pytest.approx(0.869 * 0.75)
+    # No measured ceiling for Ada: the serving stacks' band, unchanged.
+    assert inference_compute_efficiency(RTX4090, Dtype.FP16) == INFERENCE_COMPUTE_EFFICIENCY
+
+
+def test_decode_attention_reads_the_kv_cache_after_compute_bound_matmuls_not_beside_them():
+    # Llama 2 7B fp8 at batch 768 on an H100: the GEMMs are compute-bound, and the attention
+    # kernel's KV reads (38.7 GB per step) come on top of them.
+    workload = Workload(
+        _model("llama-2-7b"),
+        weight_dtype=Dtype.FP8,
+        kv_dtype=Dtype.FP8,
+        context_tokens=256,
+        output_tokens=128,
+        batch_size=768,
+    )
+    arch = workload.architecture
+    step = (
+        1
+        / inference_speed(workload, H100, Parallelism(1)).decode_tokens_per_s_per_sequence.expected
+    )
+    compute = (
+        2
+        * arch.params_active
+        * 768
+        / (1979e12 * inference_compute_efficiency(H100, Dtype.FP8).expected)
+    )
+    kv_bytes = arch.kv_cache_bytes(192, 768, BYTES_PER_VALUE[Dtype.FP8])
+    kv_read = kv_bytes / (3350e9 * DECODE_BANDWIDTH_EFFICIENCY.expected)
+    assert step == pytest.approx(compute + kv_read, rel=1e-3)
 
 
 def test_a_context_too_short_for_the_output_is_read_as_the_prompt():
@@ -259,7 +307,12 @@ def test_a_short_prompt_pays_the_prefill_cost_per_layer():
     first_token = inference_speed(workload, A100, Parallelism(1)).time_to_first_token_seconds
     arch = workload.architecture
     weights_read = arch.params_total * 2 / 2039e9 / DECODE_BANDWIDTH_EFFICIENCY.expected
-    compute = 2 * arch.params_active * 128 / (312e12 * 0.55)
+    compute = (
+        2
+        * arch.params_active
+        * 128
+        / (312e12 * inference_compute_efficiency(A100, Dtype.FP16).expected)
+    )
     assert first_token.expected == pytest.approx(
         max(weights_read, compute) + arch.num_layers * PREFILL_LAYER_OVERHEAD_S.expected,
         rel=1e-6,

@@ -23,8 +23,30 @@ LLM_FOUNDRY = (
 # median about 70%; gpt-fast's bf16 Llama-2-7B on an A100 reads 1,397 of 2,039 GB/s (69%).
 DECODE_BANDWIDTH_EFFICIENCY = Range(0.45, 0.70, 0.88)
 # Large-batch decode and prefill turn compute-bound; serving stacks reach 40-70% of peak
-# (llm-analysis: "up to 0.7 for inference").
+# (llm-analysis: "up to 0.7 for inference"). The band for a GPU without a measured matmul
+# ceiling (below).
 INFERENCE_COMPUTE_EFFICIENCY = Range(0.40, 0.55, 0.70)
+ML_ENGINEERING = (
+    "https://github.com/stas00/ml-engineering/blob/b9e29720eebd4aa946fa9678975385efbc90a777/"
+    "compute/accelerator/README.md"
+)
+# The largest share of the datasheet peak a tuned matmul reaches (Maximum Achievable Matmul
+# FLOPS, ML_ENGINEERING, "Maximum Achievable Matmul FLOPS comparison table"): A100 SXM bf16
+# 271.2 of 312 TFLOPS (86.9%); H100 SXM bf16 794.5 of 989 (80.3%), fp8 1,402.6 of 1,979
+# (70.9%). The bigger the peak, the smaller the share: the same prefill runs at a larger share
+# of an A100's peak than of an H100's, and smaller still in fp8.
+MATMUL_CEILING_BY_ARCHITECTURE = {
+    ("ampere", False): 0.869,
+    ("hopper", False): 0.803,
+    ("hopper", True): 0.709,
+}
+# What a serving stack's prefill reaches of that ceiling: its GEMMs near it, its attention,
+# norms and activations below. TensorRT-LLM's 2,048-token first-token latencies (performance.md
+# at 138f96d, "Low Latency"; the GEMMs' 2·N FLOPs per token, less our per-layer overhead and
+# all-reduces) put it at 80% (Llama 7B fp16, A100), 82% (70B fp16, TP 4, A100), 78% (70B fp8,
+# TP 4, H100) and 64% (7B fp8, H100, whose fp16 attention is a larger share): mean 76%,
+# expected 75%, the band holding all four.
+INFERENCE_SHARE_OF_MATMUL_CEILING = Range(0.60, 0.75, 0.90)
 
 # A prefill (context phase) pays a fixed cost per layer beyond its FLOPs or its weight reads:
 # its many small kernels launch one by one, outside the CUDA graphs decode runs in. Derived
@@ -83,6 +105,18 @@ def training_utilization(device: Device) -> tuple[Range, str]:
     if band is None:
         return TRAINING_UTILIZATION_DEFAULT, "no published runs for this architecture"
     return band, f"published {device.architecture} runs"
+
+
+def inference_compute_efficiency(device: Device, dtype: Dtype) -> Range:
+    """The share of `device`'s dense peak in `dtype` that prefill and compute-bound decode
+    reach: the share of the matmul ceiling where the architecture's is measured, else the
+    serving stacks' band."""
+    family = device.architecture.split(" ")[0].lower()
+    fp8_math = dtype is Dtype.FP8 and device.supports_fp8
+    ceiling = MATMUL_CEILING_BY_ARCHITECTURE.get((family, fp8_math))
+    if ceiling is None:
+        return INFERENCE_COMPUTE_EFFICIENCY
+    return INFERENCE_SHARE_OF_MATMUL_CEILING.scaled(ceiling)
 
 
 def compute_peak_tflops(device: Device, dtype: Dtype) -> tuple[float | None, str]:

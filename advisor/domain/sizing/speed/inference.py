@@ -20,9 +20,9 @@ from advisor.domain.sizing.speed.efficiency import (
     DEQUANT_FLOPS_PER_WEIGHT_4BIT,
     DEQUANT_FLOPS_PER_WEIGHT_8BIT,
     FOUR_BIT_CLASS_MAX_BITS,
-    INFERENCE_COMPUTE_EFFICIENCY,
     PREFILL_LAYER_OVERHEAD_S,
     compute_peak_tflops,
+    inference_compute_efficiency,
 )
 from advisor.domain.sizing.workload import Workload
 
@@ -132,9 +132,8 @@ def _prefill_time(
     arch = workload.architecture
     tp = parallelism.tensor_parallel
     tokens = prompt_tokens(workload) * sequences
-    compute = INFERENCE_COMPUTE_EFFICIENCY.inverted(
-        2 * arch.params_active * tokens / tp / (peak_flops or 1)
-    )
+    efficiency = inference_compute_efficiency(device, workload.weight_dtype)
+    compute = efficiency.inverted(2 * arch.params_active * tokens / tp / (peak_flops or 1))
     weights = DECODE_BANDWIDTH_EFFICIENCY.inverted(
         _inference_weight_bytes(workload) / tp / (device.bandwidth_gb_s * 1e9)
     )
@@ -156,7 +155,6 @@ def inference_speed(workload: Workload, device: Device, parallelism: Parallelism
     kv_bytes = arch.kv_cache_bytes(
         round(average_decode_kv_tokens(workload)), batch, BYTES_PER_VALUE[workload.kv_dtype]
     ) / min(tp, arch.num_kv_heads)
-    read_seconds = (_weight_bytes_read(workload) / tp + kv_bytes) / bandwidth
     # Unpacking quantised weights runs on the CUDA cores beside the reads, at the same
     # efficiency: it is part of the memory-bound step.
     dequant_seconds = (
@@ -164,12 +162,25 @@ def inference_speed(workload: Workload, device: Device, parallelism: Parallelism
         if device.fp32_tflops
         else 0.0
     )
-    memory_time = DECODE_BANDWIDTH_EFFICIENCY.inverted(read_seconds + dequant_seconds)
-    flops_per_step = 2 * arch.params_active * batch / tp
-    compute_time = INFERENCE_COMPUTE_EFFICIENCY.inverted(flops_per_step / (peak_flops or 1))
-    step = memory_time.slower(compute_time).plus(
-        _allreduce_time(workload, device, parallelism, batch)
+    weight_time = DECODE_BANDWIDTH_EFFICIENCY.inverted(
+        _weight_bytes_read(workload) / tp / bandwidth + dequant_seconds
     )
+    flops_per_step = 2 * arch.params_active * batch / tp
+    efficiency = inference_compute_efficiency(device, workload.weight_dtype)
+    compute_time = efficiency.inverted(flops_per_step / (peak_flops or 1))
+    # Decode attention is its own kernel between the QKV projection and the output projection
+    # ("The generation phase is implemented using a single kernel, called the masked multihead
+    # attention"; its input is "the Q, K and V tensors ... after the projection", TensorRT-LLM
+    # https://github.com/NVIDIA/TensorRT-LLM/blob/b57221b764bc579cbb2490154916a871f620e2c4/
+    # docs/source/gpt_attention.md): its KV reads add to the matmuls' time, however those are
+    # bound, rather than hide under compute-bound ones.
+    kv_time = DECODE_BANDWIDTH_EFFICIENCY.inverted(kv_bytes / bandwidth)
+    step = (
+        weight_time.slower(compute_time)
+        .plus(kv_time)
+        .plus(_allreduce_time(workload, device, parallelism, batch))
+    )
+    memory_time = weight_time.plus(kv_time)
     bound = "memory bandwidth" if memory_time.expected >= compute_time.expected else "compute"
     prefill = _prefill_time(workload, device, parallelism, batch, peak_flops)
     first_token = _prefill_time(workload, device, parallelism, 1, peak_flops)
