@@ -88,6 +88,8 @@ CHOICE_LABELS: dict[str, dict[str, str]] = {
     },
     "optimizer_offload": {"true": "On", "false": "Off"},
     "parameter_offload": {"true": "On", "false": "Off"},
+    "activation_offloading": {"": "The stack's default", "true": "On", "false": "Off"},
+    "optimizer_in_backward": {"": "The stack's default", "true": "On", "false": "Off"},
     "pricing_model": {"on_demand": "On-demand", "spot": "Spot"},
     "goal": {"cheapest": "Cheapest", "fastest": "Fastest"},
 }
@@ -170,6 +172,8 @@ FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "train_tokens",
             "optimizer_offload",
             "parameter_offload",
+            "activation_offloading",
+            "optimizer_in_backward",
         ),
     ),
 )
@@ -244,6 +248,8 @@ class SizingForm(forms.Form):
     activation_checkpointing = PageField("Checkpointing granularity", "select")
     optimizer_offload = PageField("Optimizer offload to CPU", "select")
     parameter_offload = PageField("Parameter offload to CPU", "select")
+    activation_offloading = PageField("Activation offload to CPU", "select")
+    optimizer_in_backward = PageField("Optimizer step in the backward pass", "select")
     weight_dtype = PageField(
         "Weight precision",
         "select",

@@ -208,6 +208,26 @@ class SizingRequestSerializer(JsonTypesMixin, serializers.Serializer):
         default=False,
         help_text="Training: parameters and gradients on the CPU too (stacks that offload).",
     )
+    activation_offloading = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text=(
+            "Training: what each layer keeps for the backward pass streams to CPU memory "
+            "(torchtune enable_activation_offloading; Unsloth's checkpointing). Empty: the "
+            "stack's default (on for Unsloth, off elsewhere)."
+        ),
+    )
+    optimizer_in_backward = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text=(
+            "Full fine-tuning: the optimizer steps each parameter as its gradient arrives, so "
+            "no full gradient buffer is held (torchtune optimizer_in_bwd). Empty: the stack's "
+            "default (on for torchtune)."
+        ),
+    )
     pricing_model = serializers.ChoiceField(
         choices=[("on_demand", "on_demand"), ("spot", "spot")], default="on_demand"
     )
@@ -306,6 +326,8 @@ class SizingRequestSerializer(JsonTypesMixin, serializers.Serializer):
             ),
             optimizer_offload=attrs["optimizer_offload"],
             parameter_offload=attrs["parameter_offload"],
+            activation_offloading=attrs.get("activation_offloading"),
+            optimizer_in_backward=attrs.get("optimizer_in_backward"),
             pricing_model=attrs["pricing_model"],
             goal=Goal(attrs["goal"]),
             notes=tuple(notes),
@@ -323,6 +345,8 @@ class SizingRequestSerializer(JsonTypesMixin, serializers.Serializer):
                         "stack",
                         "gpu_memory_utilization",
                         "optimizer_offload",
+                        "activation_offloading",
+                        "optimizer_in_backward",
                     )
                     if message.startswith(name)
                 ),

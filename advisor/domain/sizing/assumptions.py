@@ -75,7 +75,8 @@ def _memory_items(workload: Workload) -> list[str]:
         "running (activations, gradients, optimizer states), not the weights",
         f"stack {stack.label}: activation checkpointing {workload.checkpointing}; {loss}; "
         f"{offload}"
-        + ("; optimizer steps in the backward pass" if stack.optimizer_in_backward else "")
+        + ("; activations offloaded to CPU memory" if workload.offloads_activations else "")
+        + ("; optimizer steps in the backward pass" if workload.steps_in_backward else "")
         + ("; pure bf16 (no fp32 master weights)" if stack.pure_bf16 else ""),
     ]
 

@@ -251,8 +251,8 @@ def _activation_bytes_per_token(workload: Workload) -> float:
     none: every layer's values; selective (Korthikanti et al. 2022, arXiv 2205.05198): the
     same without the attention scores, which are recomputed; full: each layer's input (the
     residual stream, h values) and one layer recomputed at a time, whose values and their
-    gradients are live together in its backward pass. A stack that offloads the checkpoints
-    (Unsloth) keeps only the inputs of the layer being run and the one in flight.
+    gradients are live together in its backward pass. Offloaded activations (Unsloth, or
+    torchtune's activation offloading) keep only the layer being run and the one in flight.
     """
     arch = workload.architecture
     stack = workload.stack
@@ -260,15 +260,17 @@ def _activation_bytes_per_token(workload: Workload) -> float:
     # PEFT's prepare_model_for_kbit_training upcasts norms and embeddings: fp32 residuals.
     residual_bytes = 4 if workload.task is Task.QLORA and stack.qlora_fp32_residual else value_bytes
     mode = workload.checkpointing
+    # Offloaded (torchtune's enable_activation_offloading, Unsloth's checkpointing): what each
+    # layer keeps streams to CPU memory; the layer being run and the one in flight stay.
+    kept_layers = 2 if workload.offloads_activations else arch.num_layers
     if mode is Checkpointing.FULL:
         layer = 2 * _activation_values_per_token_layer(workload, scores=True) * value_bytes
-        kept_layers = 2 if stack.checkpoint_offload else arch.num_layers
         return kept_layers * arch.hidden_size * residual_bytes + layer
     layer = _activation_values_per_token_layer(workload, scores=mode is Checkpointing.NONE)
     # The two norm inputs are residual-stream values.
     residual_values = 2 * arch.hidden_size
     per_layer = (layer - residual_values) * value_bytes + residual_values * residual_bytes
-    return arch.num_layers * per_layer
+    return kept_layers * per_layer
 
 
 def _serving_memory(workload: Workload, parallelism: Parallelism) -> MemoryBreakdown:
@@ -318,7 +320,7 @@ def memory_per_gpu(workload: Workload, parallelism: Parallelism) -> MemoryBreakd
         weights = (frozen + trained * w_bytes) / tp / (dp if stage >= 3 else 1)
     else:
         weights = trained * w_bytes / tp / (dp if stage >= 3 else 1)
-    if stack.optimizer_in_backward and not workload.task.adapters:
+    if workload.steps_in_backward and not workload.task.adapters:
         # Each parameter is stepped as its gradient arrives: the largest one (the embedding
         # or output matrix) is the most that is ever held.
         gradients = arch.vocab_size * arch.hidden_size * g_bytes / tp

@@ -111,6 +111,8 @@ def stack_report(workload: Workload) -> dict[str, Any]:
         report["checkpointing"] = str(workload.checkpointing)
         report["optimizer_offload"] = workload.optimizer_offload or workload.parameter_offload
         report["parameter_offload"] = workload.parameter_offload
+        report["activation_offloading"] = workload.offloads_activations
+        report["optimizer_in_backward"] = workload.steps_in_backward
     return report
 
 
@@ -157,6 +159,8 @@ def sizing_report(result: SizingResult) -> dict[str, Any]:
             else None,
             "optimizer_offload": workload.optimizer_offload,
             "parameter_offload": workload.parameter_offload,
+            "activation_offloading": workload.activation_offloading,
+            "optimizer_in_backward": workload.optimizer_in_backward,
             "pricing_model": workload.pricing_model,
             "goal": str(workload.goal),
         },

@@ -65,8 +65,10 @@ class Stack:
     optimizer_offload: bool = False  # optimizer states on the CPU by default
     parameter_offload: bool = False  # parameters on the CPU by default
     offload_supported: bool = False  # the stack can place optimizer states / params on CPU
-    # The optimizer steps each parameter as its gradient is ready: no full gradient buffer.
+    # The optimizer steps each parameter as its gradient is ready: no full gradient buffer
+    # (the default; `optimizer_in_backward_supported`: the stack lets a user choose it).
     optimizer_in_backward: bool = False
+    optimizer_in_backward_supported: bool = False
     paged_optimizer: bool = False  # paged (and 8-bit) optimizer states, as in bitsandbytes
     fused_kernels: bool = False  # fused/Triton kernels (RoPE, norms, MLP, loss)
     # Training: 16-bit weights with no fp32 master copy (the whole model trains in bf16).
@@ -74,8 +76,10 @@ class Stack:
     # QLoRA: the non-quantised parameters (embeddings, output head, norms) and the residual
     # stream they produce are upcast to fp32.
     qlora_fp32_residual: bool = False
-    # Training: the checkpointed layer inputs are offloaded to CPU memory.
+    # Training: the activations kept for the backward pass are offloaded to CPU memory (the
+    # default; `activation_offload_supported`: the stack lets a user choose it).
     checkpoint_offload: bool = False
+    activation_offload_supported: bool = False
     sources: tuple[str, ...] = ()
 
     @property
@@ -100,6 +104,7 @@ class Stack:
                 "optimizer_offload": self.optimizer_offload,
                 "parameter_offload": self.parameter_offload,
                 "optimizer_in_backward": self.optimizer_in_backward,
+                "activation_offloading": self.checkpoint_offload,
                 "paged_optimizer": self.paged_optimizer,
                 "fused_kernels": self.fused_kernels,
             }
@@ -201,8 +206,12 @@ STACKS: dict[str, Stack] = {
             # backward pass (optimizer_in_bwd: True) with bitsandbytes' PagedAdamW8bit.
             pure_bf16=True,
             optimizer_in_backward=True,
+            optimizer_in_backward_supported=True,  # optimizer_in_bwd: True / False
             paged_optimizer=True,
-            offload_supported=True,  # fsdp_cpu_offload / offload_activations
+            offload_supported=True,  # fsdp_cpu_offload
+            # enable_activation_offloading (off in the recipes): what each layer keeps for the
+            # backward pass is streamed to CPU memory and back.
+            activation_offload_supported=True,
             sources=(
                 "https://github.com/pytorch/torchtune#memory-and-training-speed",
                 "https://pytorch.org/torchtune/main/tutorials/memory_optimizations.html",
@@ -217,6 +226,7 @@ STACKS: dict[str, Stack] = {
             # "Unsloth" gradient checkpointing offloads each layer's input to system RAM
             # asynchronously; Apple's Cut Cross-Entropy never materialises the logits.
             checkpoint_offload=True,
+            activation_offload_supported=True,
             loss_chunking=True,
             loss_bytes_per_vocab_entry=0.0,
             fused_kernels=True,

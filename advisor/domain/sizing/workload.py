@@ -139,6 +139,10 @@ class Workload:
     # Training: optimizer states (and parameters) on the CPU, where the stack can.
     optimizer_offload: bool = False
     parameter_offload: bool = False
+    # Training: None means the stack's default (Stack.checkpoint_offload,
+    # Stack.optimizer_in_backward); a choice needs a stack that offers it.
+    activation_offloading: bool | None = None
+    optimizer_in_backward: bool | None = None
     # Choosing
     pricing_model: str = "on_demand"
     goal: Goal = Goal.CHEAPEST
@@ -202,6 +206,20 @@ class Workload:
         if not self.gradient_checkpointing:
             return Checkpointing.NONE
         return self.stack.checkpointing
+
+    @property
+    def offloads_activations(self) -> bool:
+        """Whether the activations kept for the backward pass live in CPU memory."""
+        if self.activation_offloading is None:
+            return self.stack.checkpoint_offload
+        return self.activation_offloading
+
+    @property
+    def steps_in_backward(self) -> bool:
+        """Whether the optimizer steps each parameter as its gradient arrives."""
+        if self.optimizer_in_backward is None:
+            return self.stack.optimizer_in_backward
+        return self.optimizer_in_backward
 
     @property
     def tokens_to_train(self) -> int:
@@ -270,9 +288,31 @@ class Workload:
                 f"gpu_memory_utilization must be between {GPU_MEMORY_UTILIZATION_MIN} and "
                 f"{GPU_MEMORY_UTILIZATION_MAX}"
             )
+        self._validate_stack_choice(
+            "activation_offloading", self.activation_offloading, "activation_offload_supported"
+        )
+        self._validate_stack_choice(
+            "optimizer_in_backward", self.optimizer_in_backward, "optimizer_in_backward_supported"
+        )
         if (self.optimizer_offload or self.parameter_offload) and not stack.offload_supported:
             able = [s.name for s in STACKS.values() if s.offload_supported and self.task in s.tasks]
             raise ValueError(
                 f"optimizer_offload: {stack.label} does not offload to the CPU"
+                + (f"; choose stack {' or '.join(able)}" if able else "")
+            )
+
+    def _validate_stack_choice(self, name: str, chosen: bool | None, supported: str) -> None:
+        """A training choice: refused for serving, and turned on only where the stack offers it
+        (naming the stacks that do); turning it off is always possible."""
+        if chosen is None:
+            return
+        if not self.task.trains:
+            raise ValueError(f"{name} is a training setting; task={self.task} does not train")
+        if chosen and not getattr(self.stack, supported):
+            able = [
+                s.name for s in STACKS.values() if getattr(s, supported) and self.task in s.tasks
+            ]
+            raise ValueError(
+                f"{name}: {self.stack.label} does not offer it"
                 + (f"; choose stack {' or '.join(able)}" if able else "")
             )

@@ -92,6 +92,13 @@ class Command(BaseCommand):
         )
         parser.add_argument("--optimizer-offload", action="store_true")
         parser.add_argument("--parameter-offload", action="store_true")
+        for flag, what in (
+            ("--activation-offloading", "activations kept for the backward pass on the CPU"),
+            ("--optimizer-in-backward", "the optimizer steps in the backward pass"),
+        ):
+            parser.add_argument(
+                flag, choices=["on", "off"], help=f"Training: {what} (default: the stack's)."
+            )
         parser.add_argument("--pricing-model", dest="pricing_model")
         parser.add_argument("--goal")
         parser.add_argument("--lora-targets", dest="lora_targets", help="comma-separated")
@@ -122,6 +129,9 @@ class Command(BaseCommand):
         data["flash_attention"] = not options["no_flash_attention"]
         data["optimizer_offload"] = options["optimizer_offload"]
         data["parameter_offload"] = options["parameter_offload"]
+        for name in ("activation_offloading", "optimizer_in_backward"):
+            if options[name]:
+                data[name] = options[name] == "on"
         serializer = SizingRequestSerializer(data=data)
         if not serializer.is_valid():
             errors = "; ".join(
