@@ -206,6 +206,9 @@ def _kv_tokens(workload: Workload, candidate: Candidate) -> tuple[float, float, 
     return tokens.low, tokens.expected, tokens.high
 
 
+_TORCH_ACTIVE = tuple(
+    name for name in MEMORY_COMPONENTS if name not in {"runtime_overhead", "allocator_headroom"}
+)
 # Figures that are lines of the memory breakdown: (lines summed, bytes per unit).
 _MEMORY_FIGURES = {
     "weights_gib_per_gpu": (("weights",), GIB),
@@ -215,6 +218,10 @@ _MEMORY_FIGURES = {
     "peak_memory_gib_per_gpu": (MEMORY_COMPONENTS, GIB),
     "peak_memory_mib_per_gpu": (MEMORY_COMPONENTS, 2**20),
     "peak_memory_gb_per_gpu": (MEMORY_COMPONENTS, 1e9),
+    # PyTorch's allocator's peak active bytes (torchtune's peak_memory_active): the CUDA
+    # context and NCCL's buffers are outside its allocator, and what it holds cached beyond
+    # the active bytes (our allocator headroom) is not counted.
+    "peak_memory_active_gib_per_gpu": (_TORCH_ACTIVE, GIB),
 }
 
 
