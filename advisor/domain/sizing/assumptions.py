@@ -67,7 +67,7 @@ def _memory_items(workload: Workload) -> list[str]:
         if workload.optimizer_offload
         else "nothing offloaded"
     )
-    return [
+    items = [
         f"usable memory: {cuda}",
         f"runtime overhead: {CUDA_CONTEXT_BYTES / GIB:.2f} GiB CUDA context per GPU, plus "
         f"{COLLECTIVE_BUFFER_BYTES / GIB:.1f} GiB of NCCL buffers when GPUs communicate",
@@ -79,6 +79,14 @@ def _memory_items(workload: Workload) -> list[str]:
         + ("; optimizer steps in the backward pass" if workload.steps_in_backward else "")
         + ("; pure bf16 (no fp32 master weights)" if stack.pure_bf16 else ""),
     ]
+    if workload.task.trains:
+        items.append(
+            "training memory is what has to fit: every line at once, as the published "
+            "reserved and out-of-memory figures behave (the caching allocator keeps what the "
+            "loss freed); torch.cuda.max_memory_allocated reads less, the largest phase of "
+            "the step (memory_allocated_peak_bytes)"
+        )
+    return items
 
 
 def assumptions(workload: Workload) -> list[str]:

@@ -1,6 +1,7 @@
 """Memory per GPU, as a breakdown whose every line says where it comes from."""
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.precision import (
@@ -245,8 +246,9 @@ def _activation_values_per_token_layer(workload: Workload, *, scores: bool) -> f
     return attention + h + mlp_outputs * arch.intermediate_size
 
 
-def _activation_bytes_per_token(workload: Workload) -> float:
-    """Bytes per token the layers keep for the backward pass, by checkpointing mode.
+def _activation_bytes_per_token(workload: Workload) -> tuple[float, float]:
+    """Bytes per token the layers keep for the backward pass, by checkpointing mode: (kept
+    from the forward pass, live only while a checkpointed layer is recomputed).
 
     none: every layer's values; selective (Korthikanti et al. 2022, arXiv 2205.05198): the
     same without the attention scores, which are recomputed; full: each layer's input (the
@@ -265,12 +267,12 @@ def _activation_bytes_per_token(workload: Workload) -> float:
     kept_layers = 2 if workload.offloads_activations else arch.num_layers
     if mode is Checkpointing.FULL:
         layer = 2 * _activation_values_per_token_layer(workload, scores=True) * value_bytes
-        return kept_layers * arch.hidden_size * residual_bytes + layer
+        return kept_layers * arch.hidden_size * residual_bytes, layer
     layer = _activation_values_per_token_layer(workload, scores=mode is Checkpointing.NONE)
     # The two norm inputs are residual-stream values.
     residual_values = 2 * arch.hidden_size
     per_layer = (layer - residual_values) * value_bytes + residual_values * residual_bytes
-    return kept_layers * per_layer
+    return kept_layers * per_layer, 0.0
 
 
 def _serving_memory(workload: Workload, parallelism: Parallelism) -> MemoryBreakdown:
@@ -299,13 +301,47 @@ def _serving_memory(workload: Workload, parallelism: Parallelism) -> MemoryBreak
     )
 
 
+class TrainingTerms(NamedTuple):
+    """A training step's memory per GPU, by what it is and when it is live (bytes)."""
+
+    weights: float
+    gradients: float
+    optimizer_states: float
+    kept_activations: float  # kept from the forward pass for the backward pass
+    recomputed_activations: float  # live only while a checkpointed layer is recomputed
+    loss: float  # the loss's peak over the vocabulary
+    # Made while the loss's tensors are live: the output projection's weight gradient when it
+    # trains, with the optimizer step's temporary for it when the step runs in the backward.
+    loss_phase_gradients: float
+    gradients_persist: bool  # the gradient buffer outlives the step
+
+
 def memory_per_gpu(workload: Workload, parallelism: Parallelism) -> MemoryBreakdown:
-    arch = workload.architecture
     if workload.task is Task.INFERENCE:
         return _serving_memory(workload, parallelism)
+    terms = training_terms(workload, parallelism)
+    runtime = CUDA_CONTEXT_BYTES + (COLLECTIVE_BUFFER_BYTES if parallelism.gpu_count > 1 else 0)
+    activations = terms.kept_activations + terms.recomputed_activations
+    # What runs out is PyTorch's reserved memory, and the published reserved and
+    # out-of-memory figures in the calibration set (torchtune's README table, Unsloth's
+    # context tables) follow every line together: the caching allocator keeps the blocks the
+    # loss freed. The allocated peak, one phase at a time, is phases.py's.
+    dynamic = terms.gradients + terms.optimizer_states + activations + terms.loss
+    return MemoryBreakdown(
+        weights=terms.weights,
+        gradients=terms.gradients,
+        optimizer_states=terms.optimizer_states,
+        activations=activations,
+        logits=terms.loss,
+        runtime_overhead=runtime,
+        allocator_headroom=dynamic * ALLOCATOR_HEADROOM_FRACTION,
+    )
+
+
+def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerms:
+    arch = workload.architecture
     tp = parallelism.tensor_parallel
     stack = workload.stack
-    runtime = CUDA_CONTEXT_BYTES + (COLLECTIVE_BUFFER_BYTES if parallelism.gpu_count > 1 else 0)
     dp, stage = parallelism.data_parallel, parallelism.zero_stage
     trained = trainable_params(workload)
     w_bytes, g_bytes, o_bytes = _optimizer_bytes_per_param(workload)
@@ -338,17 +374,24 @@ def memory_per_gpu(workload: Workload, parallelism: Parallelism) -> MemoryBreakd
         gradients *= 2 / arch.num_layers
 
     tokens = workload.batch_size * workload.context_tokens
-    activations = tokens * _activation_bytes_per_token(workload) / tp
-    logits = tokens * arch.vocab_size * stack.loss_bytes_per_vocab_entry / tp
-    dynamic = gradients + optimizer + activations + logits
-    return MemoryBreakdown(
+    kept, recomputed = _activation_bytes_per_token(workload)
+    output_matrix = 0.0 if workload.task.adapters else arch.vocab_size * arch.hidden_size / tp
+    # torch.optim.AdamW's step makes a parameter-sized denominator; bitsandbytes' 8-bit step
+    # works blockwise inside its kernel.
+    step_temporary = (
+        (workload.steps_in_backward and workload.optimizer is not Optimizer.ADAMW_8BIT)
+        * output_matrix
+        * w_bytes
+    )
+    return TrainingTerms(
         weights=weights,
         gradients=gradients,
         optimizer_states=optimizer,
-        activations=activations,
-        logits=logits,
-        runtime_overhead=runtime,
-        allocator_headroom=dynamic * ALLOCATOR_HEADROOM_FRACTION,
+        kept_activations=tokens * kept / tp,
+        recomputed_activations=tokens * recomputed / tp,
+        loss=tokens * arch.vocab_size * stack.loss_bytes_per_vocab_entry / tp,
+        loss_phase_gradients=output_matrix * g_bytes + step_temporary,
+        gradients_persist=not stack.gradients_freed_between_steps,
     )
 
 

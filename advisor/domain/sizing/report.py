@@ -5,6 +5,7 @@ from typing import Any
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.architecture.model import StoredWeights
 from advisor.domain.sizing.memory import GIB
+from advisor.domain.sizing.phases import allocated_peak
 from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, SizingResult
 from advisor.domain.sizing.slices import mig_slice_report
@@ -167,6 +168,13 @@ def sizing_report(result: SizingResult) -> dict[str, Any]:
         "stack": stack_report(workload),
         "memory": reference.memory.as_dict(),
         "memory_for": {"gpu": reference.device.key, "gpu_count": reference.gpu_count},
+        # What torch.cuda.max_memory_allocated will read for the same step: the largest phase,
+        # below the reserved memory (the lines' sum) that has to fit.
+        "memory_allocated_peak_bytes": (
+            round(allocated_peak(workload, reference.parallelism).expected)
+            if workload.task.trains
+            else None
+        ),
         "fits_anywhere": best is not None,
         "recommendation": candidate_report(best, encoder_only=encoder_only) if best else None,
         "candidates": [candidate_report(c, encoder_only=encoder_only) for c in result.candidates],

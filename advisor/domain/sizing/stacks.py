@@ -76,6 +76,10 @@ class Stack:
     # QLoRA: the non-quantised parameters (embeddings, output head, norms) and the residual
     # stream they produce are upcast to fp32.
     qlora_fp32_residual: bool = False
+    # Training: zero_grad(set_to_none=True) frees the gradients after each step (torch.optim's
+    # default since PyTorch 2.0), so they are not live beside the next step's loss. False: a
+    # gradient buffer kept for the whole run.
+    gradients_freed_between_steps: bool = True
     # Training: the activations kept for the backward pass are offloaded to CPU memory (the
     # default; `activation_offload_supported`: the stack lets a user choose it).
     checkpoint_offload: bool = False
@@ -197,10 +201,13 @@ STACKS: dict[str, Stack] = {
             tasks=FINE_TUNING,
             checkpointing=Checkpointing.FULL,
             # CEWithChunkedOutputLoss: the output projection in 8 chunks of bf16 logits (2
-            # bytes per vocabulary entry per token, all chunks), each upcast to fp32 only
-            # inside the loss, one chunk at a time with its gradient (2 × 4 / 8 = 1 byte).
+            # bytes per vocabulary entry per token, all chunks). Compiled, as the README's
+            # published runs are (compile=True), compile_loss fuses each chunk's fp32 upcast
+            # into the cross-entropy kernel ("we only compile the upcast + cross-entropy
+            # calculation", training/_compile.py), so one chunk's bf16 gradient is the only
+            # extra: 2 / 8 = 0.25 byte (uncompiled, the fp32 chunk and its gradient: 1 byte).
             loss_chunking=True,
-            loss_bytes_per_vocab_entry=3.0,
+            loss_bytes_per_vocab_entry=2.25,
             # Recipes train the whole model in bf16 (dtype: bf16): no fp32 master weights,
             # adapters in bf16; the single-device full recipe steps the optimizer in the
             # backward pass (optimizer_in_bwd: True) with bitsandbytes' PagedAdamW8bit.
@@ -252,6 +259,8 @@ STACKS: dict[str, Stack] = {
             label="DeepSpeed ZeRO",
             tasks=PRE_TRAINING,
             checkpointing=Checkpointing.FULL,
+            # contiguous_gradients: reduced gradients go to a buffer allocated for the run.
+            gradients_freed_between_steps=False,
             # ZeRO-Offload (optimizer states on CPU) and ZeRO-Infinity (parameters too).
             offload_supported=True,
             sources=(
@@ -265,6 +274,8 @@ STACKS: dict[str, Stack] = {
             tasks=PRE_TRAINING,
             # --recompute-granularity selective: recompute only the attention core.
             checkpointing=Checkpointing.SELECTIVE,
+            # DistributedDataParallel's grad buffer (param_and_grad_buffer.py) lives for the run.
+            gradients_freed_between_steps=False,
             fused_kernels=True,
             sources=(
                 "https://arxiv.org/abs/2205.05198",
