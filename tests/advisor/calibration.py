@@ -206,9 +206,6 @@ def _kv_tokens(workload: Workload, candidate: Candidate) -> tuple[float, float, 
     return tokens.low, tokens.expected, tokens.high
 
 
-_TORCH_ACTIVE = tuple(
-    name for name in MEMORY_COMPONENTS if name not in {"runtime_overhead", "allocator_headroom"}
-)
 # Figures that are lines of the memory breakdown: (lines summed, bytes per unit).
 _MEMORY_FIGURES = {
     "weights_gib_per_gpu": (("weights",), GIB),
@@ -218,11 +215,24 @@ _MEMORY_FIGURES = {
     "peak_memory_gib_per_gpu": (MEMORY_COMPONENTS, GIB),
     "peak_memory_mib_per_gpu": (MEMORY_COMPONENTS, 2**20),
     "peak_memory_gb_per_gpu": (MEMORY_COMPONENTS, 1e9),
-    # PyTorch's allocator's peak active bytes (torchtune's peak_memory_active): the CUDA
-    # context and NCCL's buffers are outside its allocator, and what it holds cached beyond
-    # the active bytes (our allocator headroom) is not counted.
-    "peak_memory_active_gib_per_gpu": (_TORCH_ACTIVE, GIB),
 }
+
+
+def _allocated_peak_gib(workload: Workload, candidate: Candidate) -> tuple[float, float, float]:
+    """PyTorch's allocated peak (torchtune's peak_memory_active): the largest phase of the step
+    where the engine has them (phases.py); an engine without, every line but what is outside
+    PyTorch's allocator (CUDA context, NCCL) or cached beyond what is allocated (headroom)."""
+    try:
+        from advisor.domain.sizing.phases import allocated_peak
+    except ImportError:
+        names = tuple(
+            name
+            for name in MEMORY_COMPONENTS
+            if name not in {"runtime_overhead", "allocator_headroom"}
+        )
+        return _lines(candidate.memory, names, GIB, serving=False)
+    peak = allocated_peak(workload, candidate.parallelism)
+    return peak.low / GIB, peak.expected / GIB, peak.high / GIB
 
 
 def _decode_rate(speed, workload: Workload, gpus: int) -> tuple[float, float, float]:
@@ -234,6 +244,47 @@ def _output_rate_per_gpu(speed, workload: Workload, gpus: int) -> tuple[float, f
     """A static batch: batch x output tokens generated over one request's prefill + decode."""
     rate = speed.seconds_per_request.inverted(workload.batch_size * workload.output_tokens / gpus)
     return rate.low, rate.expected, rate.high
+
+
+# trtllm-bench's engine build caps the max batch size at 4,096 ("Cap total batch size to avoid
+# decoder buffer size becoming too large"); below the cap it is its own estimate of the
+# requests the KV cache holds (0.95 of the memory less the weights, no activations) rounded up,
+# which the runtime pool (smaller) reaches first. TensorRT-LLM v0.17:
+# https://github.com/NVIDIA/TensorRT-LLM/blob/v0.17.0/tensorrt_llm/bench/build/tuning.py
+INFLIGHT_MAX_BATCH = 4096
+
+
+def _inflight_output_rate(
+    workload: Workload, candidate: Candidate, row: dict
+) -> tuple[float, float, float]:
+    """In-flight batching at maximum load (trtllm-bench throughput: every request queued at
+    once, the scheduler's guaranteed-no-evict policy admitting a request only when the KV pool
+    can hold its prompt and all its output). Concurrency B is the pool over the final length
+    (context_tokens), at most INFLIGHT_MAX_BATCH; the pool is sized once at one sequence, then
+    at that B (activation and logits buffers grow with the batch). In steady state a request
+    costs its prefill, batched with B others, plus its output steps at B, shared by B: output
+    tokens/s = B x output / (prefill of B prompts + output x step(B)), the static-batch rate at
+    B, times the data-parallel replicas. Each end of the range at its own end of the pool."""
+    ends = []
+    for end in range(3):
+        batch = 1
+        for _ in range(2):
+            sized = workload.with_changes(batch_size=batch)
+            tokens = _kv_tokens(sized, _candidate(sized, row))[end]
+            batch = min(INFLIGHT_MAX_BATCH, int(tokens // workload.context_tokens))
+            if batch < 1:
+                break
+        if batch < 1:
+            ends.append(0.0)
+            continue
+        running = workload.with_changes(batch_size=batch)
+        chosen = _candidate(running, row)
+        parallelism = chosen.parallelism
+        speed = chosen.speed or inference_speed(running, chosen.device, parallelism)
+        replicas = parallelism.gpu_count // parallelism.tensor_parallel
+        rate = speed.seconds_per_request.inverted(batch * workload.output_tokens * replicas)
+        ends.append((rate.low, rate.expected, rate.high)[end])
+    return ends[0], ends[1], ends[2]
 
 
 def _first_token_ms(speed, workload: Workload, gpus: int) -> tuple[float, float, float]:
@@ -260,6 +311,8 @@ def _figure(
             _longest_fitting_context(workload, row, end) for end in (2, 1, 0)
         )
         return high_memory, expected, low_memory
+    if quantity == "peak_memory_active_gib_per_gpu":
+        return _allocated_peak_gib(workload, candidate)
     if quantity in _MEMORY_FIGURES:
         names, scale = _MEMORY_FIGURES[quantity]
         return _lines(memory, names, scale, serving=not workload.task.trains)
@@ -272,6 +325,8 @@ def _figure(
         )
         low, expected, high = _kv_tokens(workload, candidate)
         return low * per_token / GIB, expected * per_token / GIB, high * per_token / GIB
+    if quantity == "inflight_output_tokens_per_s":
+        return _inflight_output_rate(workload, candidate, row)
     if quantity in _SERVING_SPEEDS:
         speed = candidate.speed or inference_speed(workload, device, parallelism)
         return _SERVING_SPEEDS[quantity](speed, workload, parallelism.gpu_count)
