@@ -7,17 +7,11 @@ figures silently.
 from collections import defaultdict
 from decimal import Decimal
 
-from django.db.models import Count, Max
-
 from advisor.domain.devices import Device, MigProfile, Offer
 from catalog.models import Gpu
 from catalog.models import MigProfile as MigProfileRow
 from catalog.models import Offer as OfferRow
-
-# Per-process copies of the catalogue as the advisor sees it, rebuilt when the catalogue
-# changes (any offer or GPU written since): reading ~1,000 offers on every request would cost
-# more than the sizing itself.
-_snapshots: dict[str, tuple[tuple, list[Device], dict[str, list[Offer]]]] = {}
+from catalog.snapshots import CatalogueSnapshot
 
 
 def _float(value: Decimal | float | None) -> float | None:
@@ -73,6 +67,7 @@ def device_list() -> list[Device]:
             fp64_tflops=_float(row["fp64_tflops"]),
             confidence=row["confidence"],
             spec_notes=row["notes"],
+            visible_memory_mib=row["visible_memory_mib"],
         )
         for row in Gpu.objects.order_by("name").values(
             "canonical_key",
@@ -95,6 +90,7 @@ def device_list() -> list[Device]:
             "fp64_tflops",
             "confidence",
             "notes",
+            "visible_memory_mib",
         )
     ]
 
@@ -127,26 +123,15 @@ def device_offers_list(*, pricing_model: str) -> dict[str, list[Offer]]:
     return offers
 
 
-def _catalogue_version() -> tuple:
-    offers = OfferRow.objects.aggregate(changed=Max("updated_at"), count=Count("id"))
-    gpus = Gpu.objects.aggregate(changed=Max("updated_at"), count=Count("id"))
-    mig = MigProfileRow.objects.aggregate(changed=Max("updated_at"), count=Count("id"))
-    return (
-        offers["changed"],
-        offers["count"],
-        gpus["changed"],
-        gpus["count"],
-        mig["changed"],
-        mig["count"],
-    )
+def _catalogue_read(pricing_model: str) -> tuple[list[Device], dict[str, list[Offer]]]:
+    return device_list(), device_offers_list(pricing_model=pricing_model)
+
+
+# This process's copy of the catalogue as the advisor sees it, per pricing model: reading the
+# ~6,000 offers of one pricing model costs several times the sizing itself.
+_snapshot = CatalogueSnapshot(_catalogue_read)
 
 
 def catalogue_snapshot_get(*, pricing_model: str) -> tuple[list[Device], dict[str, list[Offer]]]:
-    """device_list() and device_offers_list(), reused while the catalogue is unchanged."""
-    version = _catalogue_version()
-    cached = _snapshots.get(pricing_model)
-    if cached and cached[0] == version:
-        return cached[1], cached[2]
-    devices, offers = device_list(), device_offers_list(pricing_model=pricing_model)
-    _snapshots[pricing_model] = (version, devices, offers)
-    return devices, offers
+    """device_list() and device_offers_list(), reused while the catalogue version is unchanged."""
+    return _snapshot.get(pricing_model)

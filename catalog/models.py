@@ -139,6 +139,18 @@ class MigProfile(models.Model):
         return "Full" if share == 1 else str(share)
 
 
+class CatalogueVersion(models.Model):
+    """One row whose token changes with every write to the GPUs, their MIG profiles, the
+    providers and the offers, set by database triggers (migration 0006) whatever wrote: the ORM,
+    bulk_update, QuerySet.update, the admin, raw SQL, any process. Processes keep their own
+    copies of what they read from those tables keyed by it (catalog/snapshots.py)."""
+
+    token = models.BigIntegerField()
+
+    def __str__(self) -> str:
+        return f"catalogue version {self.token}"
+
+
 class Provider(models.Model):
     key = models.SlugField(max_length=40, unique=True)
     name = models.CharField(max_length=100)

@@ -6,7 +6,13 @@ from decimal import Decimal
 from django.db.models import Count, F, FloatField, Min, QuerySet
 from django.db.models.functions import Cast
 
-from catalog.models import Gpu, Offer, PriceHistory, PriceRefresh, PriceSource
+from catalog.models import CatalogueVersion, Gpu, Offer, PriceHistory, PriceRefresh, PriceSource
+
+
+def catalogue_version_get() -> int | None:
+    """The catalogue's current version token (CatalogueVersion); None where the database keeps
+    none, and then nothing read from the catalogue may be kept between requests."""
+    return CatalogueVersion.objects.filter(pk=1).values_list("token", flat=True).first()
 
 
 def gpu_memory_gib_by_key() -> dict[str, Decimal]:
@@ -14,10 +20,20 @@ def gpu_memory_gib_by_key() -> dict[str, Decimal]:
 
 
 def gpu_list() -> QuerySet[Gpu]:
-    """GPUs with how many offers they have and their cheapest per-GPU-hour price."""
-    return Gpu.objects.annotate(
-        offer_count=Count("offers"), min_usd_per_gpu_hour=Min("offers__usd_per_gpu_hour")
+    """Every GPU. The API's list and detail serialize no offer figure, so none is joined in;
+    the GPU list page adds its counts and cheapest prices with gpus_with_offer_stats()."""
+    return Gpu.objects.all()
+
+
+def gpu_offer_stats_list() -> dict[int, tuple[int, float | None]]:
+    """Per GPU id: how many offers it has (both pricing models) and the cheapest per-GPU-hour
+    price among them. A GPU without offers is absent."""
+    rows = (
+        Offer.objects.order_by()
+        .values("gpu_id")
+        .annotate(count=Count("id"), cheapest=Min("usd_per_gpu_hour"))
     )
+    return {row["gpu_id"]: (row["count"], row["cheapest"]) for row in rows}
 
 
 def offer_list() -> QuerySet[Offer]:

@@ -18,6 +18,7 @@ from catalog.selectors import (
     offer_list,
     price_sources_last_refreshed,
 )
+from catalog.snapshots import gpus_with_offer_stats
 
 OFFERS_PER_PAGE = 50
 # The GPU page answers "where is it cheapest": a few rows per provider, a few providers a page.
@@ -37,7 +38,7 @@ def gpu_list_page(request: HttpRequest) -> HttpResponse:
         "catalog/gpu_list.html",
         {
             "filter": gpu_filter,
-            "gpus": _filtered(gpu_filter),
+            "gpus": gpus_with_offer_stats(_filtered(gpu_filter)),
             "ordering": request.GET.get("ordering", ""),
         },
     )

@@ -7,6 +7,7 @@ from advisor.selectors import catalogue_snapshot_get, device_list, device_offers
 from catalog.models import Gpu
 from catalog.models import Offer as OfferRow
 from tests.advisor.devices import catalogue_devices
+from tests.catalog.test_admin_price_edit import change_form_data, change_url
 
 
 def test_every_catalogue_gpu_reads_into_the_device_field_of_its_name(catalog):
@@ -48,3 +49,62 @@ def test_the_snapshot_is_reused_until_a_gpu_changes(catalog):
     fresh, _ = catalogue_snapshot_get(pricing_model="on_demand")
     assert fresh is not devices
     assert next(d for d in fresh if d.key == "H100-SXM").bandwidth_gb_s == 3000.0
+
+
+def _cheapest_answer(api) -> dict:
+    response = api.post(
+        "/api/v1/advice/sizing",
+        {"model": "llama-3.1-8b", "task": "inference", "context_tokens": 4096},
+        format="json",
+    )
+    assert response.status_code == 200
+    return response.json()["candidates"][0]
+
+
+def _offer_of(candidate: dict) -> OfferRow:
+    return OfferRow.objects.get(
+        gpu__canonical_key=candidate["gpu"],
+        gpu_count=candidate["gpu_count"],
+        provider__key=candidate["offer"]["provider"],
+        instance_type=candidate["offer"]["instance_type"],
+        region=candidate["offer"]["region"],
+        pricing_model=candidate["offer"]["pricing_model"],
+        usd_per_hour=candidate["usd_per_hour"],
+    )
+
+
+def test_a_price_edited_in_the_admin_is_in_the_very_next_sizing_answer(api, admin_client):
+    first = _cheapest_answer(api)
+    offer = _offer_of(first)
+    # Ten times dearer: the next answer prices this instance so, or ranks another first.
+    new_price = offer.usd_per_hour * 10
+    data = change_form_data(admin_client, offer) | {"usd_per_hour": str(new_price)}
+    response = admin_client.post(change_url(offer), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    offer.refresh_from_db()
+    assert offer.usd_per_hour == new_price
+    second = _cheapest_answer(api)
+    assert second != first
+    assert second["usd_per_hour"] != first["usd_per_hour"]
+    assert (
+        catalogue_snapshot_get(pricing_model="on_demand")[1][first["gpu"]].count(
+            Offer(
+                provider=offer.provider.key,
+                provider_name=offer.provider.name,
+                instance_type=offer.instance_type,
+                region=offer.region,
+                gpu_count=offer.gpu_count,
+                usd_per_hour=float(new_price),
+                pricing_model="on_demand",
+            )
+        )
+        == 1
+    )
+
+
+def test_a_gpu_edited_through_a_bulk_write_is_in_the_next_snapshot(catalog):
+    devices, _ = catalogue_snapshot_get(pricing_model="on_demand")
+    Gpu.objects.filter(canonical_key="H100-SXM").update(memory_bandwidth_gb_s=3001)
+    fresh, _ = catalogue_snapshot_get(pricing_model="on_demand")
+    assert fresh is not devices
+    assert next(d for d in fresh if d.key == "H100-SXM").bandwidth_gb_s == 3001.0
