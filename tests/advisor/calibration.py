@@ -251,6 +251,9 @@ def _output_rate_per_gpu(speed, workload: Workload, gpus: int) -> tuple[float, f
 # requests the KV cache holds (0.95 of the memory less the weights, no activations) rounded up,
 # which the runtime pool (smaller) reaches first. TensorRT-LLM v0.17:
 # https://github.com/NVIDIA/TensorRT-LLM/blob/v0.17.0/tensorrt_llm/bench/build/tuning.py
+# The run's own report: "Max Runtime Batch Size: 4096 ... Scheduling Policy: Guaranteed No
+# Evict" (https://github.com/NVIDIA/TensorRT-LLM/blob/258c7540c03517def55d9a5aadfa9288af474e1b/
+# docs/source/performance/perf-overview.md, its sample output).
 INFLIGHT_MAX_BATCH = 4096
 
 
@@ -260,20 +263,17 @@ def _inflight_output_rate(
     """In-flight batching at maximum load (trtllm-bench throughput: every request queued at
     once, the scheduler's guaranteed-no-evict policy admitting a request only when the KV pool
     can hold its prompt and all its output). Concurrency B is the pool over the final length
-    (context_tokens), at most INFLIGHT_MAX_BATCH; the pool is sized once at one sequence, then
-    at that B (activation and logits buffers grow with the batch). In steady state a request
-    costs its prefill, batched with B others, plus its output steps at B, shared by B: output
-    tokens/s = B x output / (prefill of B prompts + output x step(B)), the static-batch rate at
-    B, times the data-parallel replicas. Each end of the range at its own end of the pool."""
+    (context_tokens), at most INFLIGHT_MAX_BATCH. The pool is the row's own workload's (one
+    sequence unless it says): its activation peak is a prefill chunk of one request's context,
+    where trtllm-bench sizes the engine's for its max num tokens (2,048 at least, more when the
+    prompts are long against the output; the engine has no input for it). In steady state a
+    request costs its prefill, batched with B others, plus its output steps at B, shared by B:
+    output tokens/s = B x output / (prefill of B prompts + output x step(B)), the static-batch
+    rate at B, times the data-parallel replicas. Each end of the range at its end of the pool."""
+    pool = _kv_tokens(workload, candidate)
     ends = []
     for end in range(3):
-        batch = 1
-        for _ in range(2):
-            sized = workload.with_changes(batch_size=batch)
-            tokens = _kv_tokens(sized, _candidate(sized, row))[end]
-            batch = min(INFLIGHT_MAX_BATCH, int(tokens // workload.context_tokens))
-            if batch < 1:
-                break
+        batch = min(INFLIGHT_MAX_BATCH, int(pool[end] // workload.context_tokens))
         if batch < 1:
             ends.append(0.0)
             continue
