@@ -69,6 +69,12 @@ class Gpu(models.Model):
     confidence = models.CharField(max_length=10, choices=Confidence.choices)
     notes = models.TextField(blank=True)
     source_url = models.URLField(max_length=500, blank=True)
+    visible_memory_mib = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="nvidia-smi's total on a real card (MiB); empty when unpublished.",
+    )
+    visible_memory_source_url = models.URLField(max_length=500, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -19,6 +19,15 @@ BRIDGED_GPUS = 2
 _PCIE_IN_TEXT = re.compile(r"pcie[^;]*?(\d+(?:\.\d+)?)\s*gb/s")
 # When the catalogue text names no PCIe figure, assume Gen3 x16, the slowest still rented.
 PCIE_FALLBACK_GB_S = 32.0
+MIB = 2**20
+# What the driver keeps of the total nvidia-smi reports before CUDA sees any ("Reserved" in
+# `nvidia-smi -q`): an H100 SXM reports 81,559 MiB ("H100: 81559MiB",
+# https://github.com/modal-labs/modal-client/pull/2797) and shows vLLM 79.19 GiB = 81,091 MiB
+# ("79.19 GiB physical" in llm-d-planner's vLLM v0.19.0 accuracy report,
+# https://github.com/llm-d-incubation/llm-d-planner/blob/fbd68515a903397a1b785a2189dc7512b0d55680/accuracy/results/v0.19.0/accuracy_report.md
+# ): 468 MiB. A fixed amount, not a share of the capacity: taken as a share (0.9943) it
+# would leave an L4 reserving 131 MiB of its 23,034.
+DRIVER_RESERVED_MIB = 468
 
 
 @dataclass(frozen=True)
@@ -83,6 +92,9 @@ class Device:
     # them: an answer that leans on a low-confidence part says so.
     confidence: str = ""
     spec_notes: str = ""
+    # The total nvidia-smi reports on a real card (MiB), as the catalogue sources it; None
+    # where none is published, and the datasheet figure is used instead.
+    visible_memory_mib: int | None = None
 
     @property
     def low_confidence_warning(self) -> str | None:
@@ -113,6 +125,14 @@ class Device:
     def usable_memory_bytes(self) -> float:
         """What CUDA can use, as the sizing engine assumes (driver and ECC take the rest)."""
         return USABLE_FRACTION * self.memory_gib * GIB
+
+    @property
+    def cuda_visible_bytes(self) -> float | None:
+        """What CUDA reports as the device's total: nvidia-smi's total less what the driver
+        keeps; None where the catalogue has no published nvidia-smi total."""
+        if self.visible_memory_mib is None:
+            return None
+        return (self.visible_memory_mib - DRIVER_RESERVED_MIB) * MIB
 
     def dense_tflops(self, precision: str) -> tuple[float | None, str | None]:
         """Dense peak for math observed at `precision`, and a note when this GPU would have to

@@ -15,6 +15,10 @@ class GpuSpec:
     Memory capacities on GPU datasheets are binary: an "80 GB" H100 reports 81,559 MiB in
     nvidia-smi. We therefore store them as GiB. Bandwidth is decimal GB/s (1e9 bytes/s) as
     vendors publish it. TFLOPS are dense (no structured-sparsity doubling).
+
+    `visible_memory_mib` is the total the vendor's tool reports on a real card (nvidia-smi's
+    "Memory-Usage" total, in MiB), with the page that shows it; None where none was found. It
+    is below the datasheet figure on GDDR6 parts with ECC on (an L4 "24 GB" shows 23,034 MiB).
     """
 
     canonical_key: str
@@ -45,6 +49,8 @@ class GpuSpec:
     confidence: str
     notes: str
     source_url: str
+    visible_memory_mib: int | None = None
+    visible_memory_source_url: str = ""
 
     @property
     def memory_bytes(self) -> int:
@@ -53,6 +59,33 @@ class GpuSpec:
 
 class SpecError(ValueError):
     """A row of the specs file that cannot be used, with the row named."""
+
+
+# A reported total below this share of the datasheet capacity is a typo or another card's
+# figure: ECC on GDDR6 costs 1/16 (a T4's 16 GiB shows 15,360 MiB, 93.75%).
+VISIBLE_MEMORY_MIN_SHARE = Decimal("0.9")
+
+
+def _visible_memory(row: dict[str, str], memory_gib: Decimal) -> tuple[int | None, str]:
+    """The reported total and its source; both or neither, and never above the datasheet."""
+    key = row.get("canonical_key", "?")
+    visible = _decimal(row, "visible_memory_mib")
+    source = (row.get("visible_memory_source_url") or "").strip()
+    if visible is None:
+        if source:
+            raise SpecError(f"{key}: visible_memory_source_url without visible_memory_mib")
+        return None, ""
+    if not source.startswith("https://"):
+        raise SpecError(f"{key}: visible_memory_mib needs a visible_memory_source_url")
+    datasheet_mib = memory_gib * 1024
+    if visible != int(visible) or not (
+        VISIBLE_MEMORY_MIN_SHARE * datasheet_mib <= visible <= datasheet_mib
+    ):
+        raise SpecError(
+            f"{key}: visible_memory_mib={visible} is not a whole MiB figure between "
+            f"{VISIBLE_MEMORY_MIN_SHARE:.0%} and 100% of the datasheet's {datasheet_mib} MiB"
+        )
+    return int(visible), source
 
 
 def _decimal(row: dict[str, str], column: str, *, required: bool = False) -> Decimal | None:
@@ -89,6 +122,7 @@ def parse_gpu_specs(lines: Iterable[str]) -> list[GpuSpec]:
         bandwidth = _decimal(row, "memory_bandwidth_gbps", required=True)
         if not memory_gib or not bandwidth:
             raise SpecError(f"{row['canonical_key']}: memory and bandwidth must be positive")
+        visible_memory_mib, visible_memory_source_url = _visible_memory(row, memory_gib)
         specs.append(
             GpuSpec(
                 canonical_key=row["canonical_key"].strip(),
@@ -119,6 +153,8 @@ def parse_gpu_specs(lines: Iterable[str]) -> list[GpuSpec]:
                 confidence=row["confidence"].strip(),
                 notes=row["notes"].strip(),
                 source_url=row["source_url"].strip(),
+                visible_memory_mib=visible_memory_mib,
+                visible_memory_source_url=visible_memory_source_url,
             )
         )
     keys = [spec.canonical_key for spec in specs]

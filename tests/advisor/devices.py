@@ -18,6 +18,10 @@ def _number(text: str) -> float | None:
     return float(text) if text.strip() else None
 
 
+def _whole(text: str) -> int | None:
+    return int(text) if text.strip() else None
+
+
 def _mig_profiles() -> dict[str, tuple[MigProfile, ...]]:
     """Each GPU's MIG profiles from mig_profiles.csv, smallest memory (then compute) first."""
     with MIG_CSV.open(newline="") as file:
@@ -67,6 +71,7 @@ def catalogue_devices() -> dict[str, Device]:
             confidence=row["confidence"],
             spec_notes=row["notes"],
             mig_profiles=mig_profiles.get(row["canonical_key"], ()),
+            visible_memory_mib=_whole(row["visible_memory_mib"]),
         )
         for row in rows
     }
