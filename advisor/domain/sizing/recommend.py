@@ -161,9 +161,10 @@ def _evaluate_serving(
             continue
         raised_usable = serving_usable_bytes(workload, memory, cuda_bytes, fraction=step)
         if memory.total <= raised_usable:
-            pool_raised = raised_usable - memory.total + memory.kv_cache
-            users = pool_raised / memory.kv_cache * workload.batch_size
-            reason += f"; fits at gpu_memory_utilization {step:.2f} with ~{users:.1f} users"
+            reason += f"; fits at gpu_memory_utilization {step:.2f}"
+            if memory.kv_cache > 0:  # a model with no KV cache (encoder-only) has no users
+                pool_raised = raised_usable - memory.total + memory.kv_cache
+                reason += f" with ~{pool_raised / memory.kv_cache * workload.batch_size:.1f} users"
             break
     return memory, usable, reason
 
