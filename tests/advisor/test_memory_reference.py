@@ -54,15 +54,28 @@ def test_7b_weights_at_fp16_are_about_14_gb():
     assert exact / GIB == pytest.approx(12.55, abs=0.01)  # llama.cpp's F16 file: 12.55 GiB
 
 
-def test_full_training_with_mixed_precision_adam_is_16_bytes_per_parameter():
-    workload = Workload(architecture_from_params(7_000_000_000), task=Task.FULL)
+def test_mixed_precision_adam_is_16_bytes_per_parameter_in_deepspeeds_layout():
+    workload = Workload(
+        architecture_from_params(7_000_000_000), task=Task.PRETRAIN, stack_name="deepspeed_zero"
+    )
     states = memory_per_gpu(workload, Parallelism(1)).model_states
     assert states / 1e9 == pytest.approx(112.0)
 
 
+def test_hugging_face_trainers_autocast_is_18_bytes_per_parameter_until_zero_takes_over():
+    """model_memory_anatomy.md: weights "6 bytes * number of parameters for mixed precision
+    training", gradients 4 ("always kept in fp32"), AdamW 8."""
+    workload = Workload(architecture_from_params(7_000_000_000), task=Task.FULL)
+    assert memory_per_gpu(workload, Parallelism(1)).model_states / 1e9 == pytest.approx(126.0)
+    sharded = memory_per_gpu(workload, Parallelism(64, zero_stage=1)).model_states
+    assert sharded / 1e9 == pytest.approx(28 + 12 * 7 / 64, abs=0.05)  # DeepSpeed's 2 + 2 + 12
+
+
 @pytest.mark.parametrize(("stage", "gb"), [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.9)])
 def test_zero_stages_on_7_5b_params_over_64_gpus_match_the_zero_paper(stage, gb):
-    workload = Workload(architecture_from_params(7_500_000_000), task=Task.FULL)
+    workload = Workload(
+        architecture_from_params(7_500_000_000), task=Task.PRETRAIN, stack_name="deepspeed_zero"
+    )
     states = memory_per_gpu(workload, Parallelism(64, zero_stage=stage)).model_states
     assert states / 1e9 == pytest.approx(gb, abs=0.05)
 

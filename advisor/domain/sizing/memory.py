@@ -176,11 +176,13 @@ STATE_BYTES_PER_PARAM = {
 }
 
 
-def _optimizer_bytes_per_param(workload: Workload) -> tuple[float, float, float]:
+def _optimizer_bytes_per_param(workload: Workload, zero_stage: int) -> tuple[float, float, float]:
     """(weights, gradients, optimizer states) bytes per trained parameter.
 
     Full training in mixed precision keeps 16-bit weights and gradients and an fp32 master
-    copy in the optimizer (2 + 2 + 12 bytes with AdamW: ZeRO's K = 12); fp32 training has no
+    copy in the optimizer (2 + 2 + 12 bytes with AdamW: ZeRO's K = 12); under autocast (Hugging
+    Face Trainer without ZeRO) fp32 weights and gradients with 16-bit casts (6 + 4 + 8); fp32
+    training has no
     master copy (4 + 4 + 8). A pure-bf16 stack (torchtune) has no master copy and keeps the
     optimizer's moments in the parameters' dtype (torch.optim.AdamW: 2 + 2 + 4). LoRA adapters
     are fp32 (PEFT's default with a 16-bit base); QLoRA adapters are bf16 with 32-bit paged
@@ -197,6 +199,11 @@ def _optimizer_bytes_per_param(workload: Workload) -> tuple[float, float, float]
         weights = grads = 2.0
     elif task is Task.LORA or workload.weight_dtype is Dtype.FP32:
         weights = grads = 2.0 if optimizer is Optimizer.ADAMW_BF16 else 4.0
+    elif stack.autocast and zero_stage == 0 and optimizer is not Optimizer.ADAMW_BF16:
+        # fp32 parameters (the optimizer steps them: no separate master) and gradients, plus
+        # autocast's 16-bit copies of the weights, kept for the backward pass. With ZeRO the
+        # Trainer hands the model to DeepSpeed's engine: its 16-bit layout below.
+        weights, grads = 6.0, 4.0
     else:
         weights = grads = 2.0
         master = 0.0 if optimizer is Optimizer.ADAMW_BF16 else 4.0
@@ -240,7 +247,11 @@ def _activation_values_per_token_layer(workload: Workload, *, scores: bool) -> f
     h = arch.hidden_size
     attention = 2 * h + (h + 2 * arch.kv_dim) + h
     if scores and not workload.flash_attention:
-        attention += 2 * arch.num_attention_heads * workload.context_tokens
+        # The scores and the probabilities; where the softmax runs in fp32 (autocast) its
+        # output is 4 bytes and its 16-bit cast feeds the next matmul: 2 + 4 + 2 bytes, four
+        # 16-bit values' worth.
+        per_score = 4 if workload.stack.autocast and workload.weight_dtype is not Dtype.FP32 else 2
+        attention += per_score * arch.num_attention_heads * workload.context_tokens
     # A fused SwiGLU kernel (Unsloth) recomputes the activation in its backward pass.
     mlp_outputs = (3 if arch.gated_mlp else 2) - (1 if workload.stack.fused_kernels else 0)
     return attention + h + mlp_outputs * arch.intermediate_size
@@ -344,7 +355,7 @@ def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerm
     stack = workload.stack
     dp, stage = parallelism.data_parallel, parallelism.zero_stage
     trained = trainable_params(workload)
-    w_bytes, g_bytes, o_bytes = _optimizer_bytes_per_param(workload)
+    w_bytes, g_bytes, o_bytes = _optimizer_bytes_per_param(workload, stage)
     if workload.task.adapters:
         if workload.task is Task.QLORA:
             linear = arch.params_total - arch.params_embedding

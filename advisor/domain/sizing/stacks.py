@@ -73,6 +73,10 @@ class Stack:
     fused_kernels: bool = False  # fused/Triton kernels (RoPE, norms, MLP, loss)
     # Training: 16-bit weights with no fp32 master copy (the whole model trains in bf16).
     pure_bf16: bool = False
+    # Training: torch.autocast over fp32 parameters (Hugging Face Trainer's fp16 / bf16):
+    # fp32 weights and gradients plus the 16-bit casts of the weights, and the attention
+    # softmax in fp32 (autocast's fp32 op list).
+    autocast: bool = False
     # QLoRA: the non-quantised parameters (embeddings, output head, norms) and the residual
     # stream they produce are upcast to fp32.
     qlora_fp32_residual: bool = False
@@ -186,11 +190,17 @@ STACKS: dict[str, Stack] = {
             # too. Checked on Unsloth's HF + FA2 context table (8B and 70B QLoRA).
             loss_chunking=False,
             loss_bytes_per_vocab_entry=14.0,
+            # "6 bytes * number of parameters for mixed precision training (maintains a model
+            # in fp32 and one in fp16 in memory)", gradients "always kept in fp32", AdamW 8
+            # (model_memory_anatomy.md): 18 bytes per parameter, not the ZeRO layout's 16.
+            autocast=True,
             # prepare_model_for_kbit_training casts every non-4-bit parameter (embeddings,
             # lm_head, norms) to fp32; the residual stream they feed is then fp32.
             qlora_fp32_residual=True,
             sources=(
                 "https://github.com/huggingface/transformers/blob/main/src/transformers/loss/loss_utils.py",
+                "https://github.com/huggingface/transformers/blob/main/docs/source/en/model_memory_anatomy.md",
+                "https://pytorch.org/docs/stable/amp.html#cuda-ops-that-can-autocast-to-float32",
                 "https://github.com/huggingface/peft/blob/main/src/peft/utils/other.py",
                 "https://github.com/unslothai/unsloth#-performance-benchmarking",
             ),
