@@ -75,7 +75,7 @@ def test_every_category_of_figures_has_rows():
 
 # A row the engine misses stays in the set, in the bench's table and in the README, with the
 # reason in its `known_miss`; strict, so a row that starts to pass must lose the mark.
-MAX_KNOWN_MISSES = 6
+MAX_KNOWN_MISSES = 5
 
 
 def _judged_param(row: dict):
