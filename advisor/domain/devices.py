@@ -123,8 +123,10 @@ class Device:
 
     @property
     def usable_memory_bytes(self) -> float:
-        """What CUDA can use, as the sizing engine assumes (driver and ECC take the rest)."""
-        return USABLE_FRACTION * self.memory_gib * GIB
+        """What CUDA can use: the published nvidia-smi total less what the driver keeps where
+        the catalogue has it (ECC on GDDR6 parts takes 1/16: an L4 shows 22.0 GiB), else a
+        share of the datasheet capacity (an H100's 80 GiB shows as 79.2)."""
+        return self.cuda_visible_bytes or USABLE_FRACTION * self.memory_gib * GIB
 
     @property
     def cuda_visible_bytes(self) -> float | None:

@@ -35,8 +35,9 @@ def _memory_items(workload: Workload) -> list[str]:
     """The memory budget and what the stack keeps, in the answer's words."""
     stack = workload.stack
     cuda = (
-        f"{USABLE_FRACTION:.0%} of the datasheet capacity shows to CUDA (an H100's 80 GiB as "
-        "79.2 GiB); memory in GiB (2^30 bytes)"
+        "the total nvidia-smi reports less the driver's 468 MiB where the catalogue has it "
+        f"(an L4 shows 22.0 GiB: ECC takes 1/16), else {USABLE_FRACTION:.0%} of the datasheet "
+        "capacity (an H100's 80 GiB as 79.2 GiB); memory in GiB (2^30 bytes)"
     )
     if stack.serving:
         budget = {

@@ -43,6 +43,8 @@ class Parallelism:
     gpu_count: int
     tensor_parallel: int = 1
     zero_stage: int = 0
+    # The GPUs share NVLink (or another fast fabric); False: they talk over PCIe.
+    fast_link: bool = True
 
     @property
     def data_parallel(self) -> int:
@@ -308,7 +310,8 @@ def _serving_memory(workload: Workload, parallelism: Parallelism) -> MemoryBreak
         activations=chunk * transient * 2,
         kv_cache=kv,
         logits=workload.batch_size * arch.vocab_size * FP32_BYTES / tp,
-        runtime_overhead=stack.non_torch_bytes(parallelism.gpu_count) + stack.cuda_graph_bytes,
+        runtime_overhead=stack.non_torch_bytes(parallelism.gpu_count, parallelism.fast_link)
+        + stack.cuda_graph_bytes,
     )
 
 

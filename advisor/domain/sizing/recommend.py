@@ -5,7 +5,7 @@ When nothing fits, the remedies a team would try are sized too, each with its ef
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from advisor.domain.devices import Device, Offer
 from advisor.domain.ranges import Range
@@ -19,7 +19,6 @@ from advisor.domain.sizing.memory import (
     memory_per_gpu,
     paged_optimizer_memory,
     serving_usable_bytes,
-    usable_bytes,
 )
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.slices import MigSlice, best_slice
@@ -118,7 +117,7 @@ def _evaluate(
     memory = memory_cache.get(parallelism)
     if memory is None:
         memory = memory_cache[parallelism] = memory_per_gpu(workload, parallelism)
-    usable = usable_bytes(device.memory_gib)
+    usable = device.usable_memory_bytes
     if workload.stack.serving:
         return _evaluate_serving(workload, device, memory, usable)
     paged = paged_optimizer_memory(workload, memory, usable)
@@ -199,6 +198,8 @@ def _candidate(
     tp = options[0].tensor_parallel
     if problem is None and arch.num_attention_heads % tp:
         problem = f"{arch.num_attention_heads} attention heads do not split over {tp} GPUs"
+    if count > device.fast_link_gpus:
+        options = [replace(option, fast_link=False) for option in options]
     chosen = None
     for parallelism in options:
         memory, usable, memory_problem = _evaluate(workload, device, parallelism, memory_cache)

@@ -38,6 +38,12 @@ FINE_TUNING = frozenset({"lora", "qlora", "full"})
 PRE_TRAINING = frozenset({"pretrain"})
 
 GIB = 2**30
+# Non-torch memory of a serving stack on GPUs that talk over PCIe only: no NVLink custom
+# all-reduce or NVLS buffers, so the CUDA context and NCCL's small buffers. SGLang's log on 4x
+# L4 (TP 4, PCIe) shows 21.63 GiB free at start of the ~22.04 GiB CUDA sees: 0.40 GiB (one
+# measurement, so low confidence; the NVLink figures, 2.07 GiB, are vLLM's):
+# https://github.com/didier-durand/llms-in-clouds/blob/b001c8690e894d234cf3a2e2345d259173acf293/docs/sglang.md
+PCIE_NON_TORCH_BYTES = 0.40 * GIB
 
 
 @dataclass(frozen=True)
@@ -94,8 +100,10 @@ class Stack:
     def serving(self) -> bool:
         return self.budget is not None
 
-    def non_torch_bytes(self, gpu_count: int) -> float:
-        return self.non_torch_bytes_multi if gpu_count > 1 else self.non_torch_bytes_single
+    def non_torch_bytes(self, gpu_count: int, fast_link: bool = True) -> float:
+        if gpu_count == 1:
+            return self.non_torch_bytes_single
+        return self.non_torch_bytes_multi if fast_link else PCIE_NON_TORCH_BYTES
 
     def defaults(self) -> dict[str, object]:
         """The stack's published behaviour, as the answer shows it."""
