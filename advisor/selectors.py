@@ -67,6 +67,7 @@ def device_list() -> list[Device]:
             fp64_tflops=_float(row["fp64_tflops"]),
             confidence=row["confidence"],
             spec_notes=row["notes"],
+            visible_memory_mib=row["visible_memory_mib"],
         )
         for row in Gpu.objects.order_by("name").values(
             "canonical_key",
@@ -89,6 +90,7 @@ def device_list() -> list[Device]:
             "fp64_tflops",
             "confidence",
             "notes",
+            "visible_memory_mib",
         )
     ]
 
