@@ -1,0 +1,36 @@
+"""The API's JSON renderer: DRF's output, written by msgspec's encoder.
+
+A sizing answer is ~285 KB of numbers and strings (every catalogue GPU at 1, 2, 4 and 8 GPUs);
+DRF's json.dumps took 4.7 ms of a 15 ms request to write it (bench/results/sizing_api.md).
+msgspec (already pinned, for the trace parsers) writes the same compact UTF-8 JSON, using DRF's
+encoder for the types it does not know (lazy strings, querysets). An indented response, which a
+client asks for with `; indent=N`, and anything msgspec cannot write (an integer beyond 64
+bits) go through DRF's renderer; a NaN, which DRF's strict renderer would turn into a 500, is
+written as null.
+"""
+
+from typing import Any
+
+import msgspec
+from rest_framework.renderers import JSONRenderer
+from rest_framework.utils.encoders import JSONEncoder
+
+# COERCE_DECIMAL_TO_STRING is off: decimals are JSON numbers, as DRF writes them.
+_ENCODER = msgspec.json.Encoder(enc_hook=JSONEncoder().default, decimal_format="number")
+
+
+class FastJSONRenderer(JSONRenderer):
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: dict | None = None,
+    ) -> bytes:
+        if data is None:
+            return b""
+        if self.get_indent(accepted_media_type or "", renderer_context or {}) is not None:
+            return super().render(data, accepted_media_type, renderer_context)
+        try:
+            return _ENCODER.encode(data)
+        except (TypeError, OverflowError, msgspec.EncodeError):
+            return super().render(data, accepted_media_type, renderer_context)
