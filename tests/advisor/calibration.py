@@ -22,13 +22,18 @@ from pathlib import Path
 
 from advisor.domain.sizing import memory as memory_model
 from advisor.domain.sizing.architecture import architecture_from_params
-from advisor.domain.sizing.memory import GIB, MEMORY_COMPONENTS, kv_capacity_tokens
+from advisor.domain.sizing.memory import GIB, MEMORY_COMPONENTS
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, rank_candidates
 from advisor.domain.sizing.speed import inference_speed, training_time
 from advisor.domain.sizing.workload import Workload
 from tests.advisor.devices import GPUS
+
+try:  # the KV pool's own module; an older engine (the bench's BEFORE) has it in memory.py
+    from advisor.domain.sizing import kv_pool as kv_model
+except ImportError:
+    kv_model = memory_model
 
 CALIBRATION_PATH = (
     Path(__file__).resolve().parents[1] / "fixtures" / "calibration" / "published.json"
@@ -198,9 +203,11 @@ def _lines(memory, names: tuple[str, ...], scale: float, serving: bool) -> tuple
 
 def _kv_tokens(workload: Workload, candidate: Candidate) -> tuple[float, float, float]:
     """The KV pool in tokens; a range where the engine sizes one (kv_capacity_range)."""
-    ranged = getattr(memory_model, "kv_capacity_range", None)
+    ranged = getattr(kv_model, "kv_capacity_range", None)
     if ranged is None:
-        tokens = kv_capacity_tokens(workload, candidate.parallelism, candidate.usable_bytes)
+        tokens = kv_model.kv_capacity_tokens(
+            workload, candidate.parallelism, candidate.usable_bytes
+        )
         return tokens, tokens, tokens
     tokens = ranged(workload, candidate.parallelism, candidate.usable_bytes)
     return tokens.low, tokens.expected, tokens.high

@@ -16,14 +16,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from advisor.domain.sizing.memory import (
-    GIB,
-    Parallelism,
-    kv_capacity_range,
-    kv_pool_bytes,
-    memory_per_gpu,
-    usable_bytes,
-)
+from advisor.domain.sizing.kv_pool import kv_capacity_range, kv_pool_bytes
+from advisor.domain.sizing.memory import GIB, Parallelism, memory_per_gpu, usable_bytes
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.recommend import rank_candidates
 from advisor.domain.sizing.stacks import STACKS, Checkpointing, stacks_for

@@ -10,17 +10,17 @@ from dataclasses import dataclass, field, replace
 from advisor.domain.devices import Device, Offer
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.assumptions import assumptions
+from advisor.domain.sizing.kv_pool import kv_capacity_tokens
 from advisor.domain.sizing.memory import (
-    GIB,
     PAGED_OPTIMIZER_WARNING,
     MemoryBreakdown,
     Parallelism,
-    kv_capacity_tokens,
+    format_gib,
     memory_per_gpu,
     paged_optimizer_memory,
-    serving_usable_bytes,
 )
 from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.serving_fit import serving_fit
 from advisor.domain.sizing.slices import MigSlice, best_slice
 from advisor.domain.sizing.speed import (
     InferenceSpeed,
@@ -102,10 +102,6 @@ def _precision_problem(workload: Workload, device: Device) -> str | None:
     return None
 
 
-def _gib(value: float) -> str:
-    return f"{value / GIB:.1f} GiB"
-
-
 def _evaluate(
     workload: Workload,
     device: Device,
@@ -119,7 +115,7 @@ def _evaluate(
         memory = memory_cache[parallelism] = memory_per_gpu(workload, parallelism)
     usable = device.usable_memory_bytes
     if workload.stack.serving:
-        return _evaluate_serving(workload, device, memory, usable)
+        return serving_fit(workload, device, memory, usable)
     paged = paged_optimizer_memory(workload, memory, usable)
     if paged is not None:
         return paged, usable, None
@@ -127,45 +123,10 @@ def _evaluate(
         return (
             memory,
             usable,
-            (f"needs {_gib(memory.total)} per GPU, {device.name} has {_gib(usable)} usable"),
+            f"needs {format_gib(memory.total)} per GPU, {device.name} has "
+            f"{format_gib(usable)} usable",
         )
     return memory, usable, None
-
-
-# The fractions a team would raise gpu_memory_utilization to, in the answer's suggestion.
-MEMORY_FRACTION_STEPS = (0.92, 0.95, 0.97, 0.99)
-
-
-def _evaluate_serving(
-    workload: Workload, device: Device, memory: MemoryBreakdown, cuda_bytes: float
-) -> tuple[MemoryBreakdown, float, str | None]:
-    """Fits when the stack's KV pool at its memory fraction holds the batch's KV cache; if
-    not, says which higher fraction would, with the concurrency it would give."""
-    usable = serving_usable_bytes(workload, memory, cuda_bytes)
-    if memory.total <= usable:
-        return memory, usable, None
-    fraction = workload.gpu_memory_utilization
-    pool = usable - (memory.total - memory.kv_cache)
-    reason = (
-        f"needs {_gib(memory.total)} per GPU, {device.name} has {_gib(usable)} usable at "
-        f"gpu_memory_utilization {fraction:.2f}"
-        + (
-            f" ({workload.stack.label} cannot allocate a KV-cache pool)"
-            if pool <= 0
-            else f" (KV pool {_gib(pool)}, the batch needs {_gib(memory.kv_cache)})"
-        )
-    )
-    for step in MEMORY_FRACTION_STEPS:
-        if step <= fraction:
-            continue
-        raised_usable = serving_usable_bytes(workload, memory, cuda_bytes, fraction=step)
-        if memory.total <= raised_usable:
-            reason += f"; fits at gpu_memory_utilization {step:.2f}"
-            if memory.kv_cache > 0:  # a model with no KV cache (encoder-only) has no users
-                pool_raised = raised_usable - memory.total + memory.kv_cache
-                reason += f" with ~{pool_raised / memory.kv_cache * workload.batch_size:.1f} users"
-            break
-    return memory, usable, reason
 
 
 def _parallelism_options(workload: Workload, count: int) -> list[Parallelism]:
@@ -216,7 +177,7 @@ def _candidate(
         usable_bytes=usable,
         fits=reason is None,
         reason=reason
-        or f"{_gib(memory.total)} of {_gib(usable)} per GPU ({parallelism.describe()})",
+        or f"{format_gib(memory.total)} of {format_gib(usable)} per GPU ({parallelism.describe()})",
     )
     if tp > 1 and tp > device.fast_link_gpus:
         candidate.warnings.append(
@@ -250,7 +211,7 @@ def _candidate(
         candidate.speed = inference_speed(workload, device, parallelism)
         candidate.mig_slice = best_slice(workload, device, parallelism, memory, candidate.offer)
         if arch.has_kv_cache:
-            capacity = kv_capacity_tokens(workload, parallelism, usable)
+            capacity = kv_capacity_tokens(workload, parallelism, usable, memory)
             candidate.kv_capacity_tokens = capacity
             candidate.max_concurrency = capacity / workload.context_tokens
             candidate.max_concurrent_users = capacity // workload.context_tokens
@@ -443,8 +404,8 @@ def _remedies(
         if best:
             price = f", from ${best.offer.usd_per_hour:,.2f}/h" if best.offer else ""
             effect = (
-                f"fits on {best.gpu_count}× {best.device.name}: {_gib(best.memory.total)} of "
-                f"{_gib(best.usable_bytes)} per GPU{price}"
+                f"fits on {best.gpu_count}× {best.device.name}: {format_gib(best.memory.total)} of "
+                f"{format_gib(best.usable_bytes)} per GPU{price}"
             )
         else:
             smallest = min(ranked, key=lambda c: c.memory.total / c.usable_bytes)
