@@ -241,6 +241,12 @@ def markdown(results: dict) -> str:
         for name, row in engine["sizing_request_breakdown"]["steps"].items():
             lines.append(f"| {name} | {row['median_ms']} | {row['p95_ms']} |")
         lines.append(f"| sum | {engine['sizing_request_breakdown']['sum_of_medians_ms']} | |")
+        drf = engine["sizing_request_breakdown"]["render_json_drf_renderer"]
+        lines += [
+            "",
+            f"The same answer through DRF's own JSONRenderer (the API's before "
+            f"config/renderers.py): {drf['median_ms']} ms median ({drf['p95_ms']} ms p95).",
+        ]
         reload = engine["catalogue_reload_after_a_write"]
         lines += [
             "",
