@@ -1,6 +1,7 @@
 """Memory per GPU, as a breakdown whose every line says where it comes from."""
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import NamedTuple
 
 from advisor.domain.ranges import Range
@@ -89,7 +90,9 @@ class MemoryBreakdown:
     runtime_overhead: float = 0.0
     allocator_headroom: float = 0.0
 
-    @property
+    # Read thousands of times per answer (every candidate's fit, reasons and remedies); the
+    # breakdown never changes, so it is summed once.
+    @cached_property
     def total(self) -> float:
         return (
             self.weights
