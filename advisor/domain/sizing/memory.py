@@ -110,6 +110,11 @@ class MemoryBreakdown:
         return self.weights + self.gradients + self.optimizer_states
 
     def as_dict(self) -> dict[str, int]:
+        return dict(self._rounded)
+
+    @cached_property
+    def _rounded(self) -> dict[str, int]:
+        # One breakdown serves every GPU of its layout in an answer: rounded once.
         return {name: round(getattr(self, name)) for name in MEMORY_COMPONENTS}
 
     def component_range(self, name: str, *, serving: bool = False) -> Range:

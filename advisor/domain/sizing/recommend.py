@@ -147,20 +147,24 @@ def _candidate(
     count: int,
     offers: Sequence[Offer],
     memory_cache: dict[Parallelism, MemoryBreakdown],
+    layout_cache: dict[tuple[int, bool], list[Parallelism]],
 ) -> Candidate:
     arch = workload.architecture
-    options = _parallelism_options(workload, count)
+    fast_link = count <= device.fast_link_gpus
+    options = layout_cache.get((count, fast_link))
+    if options is None:
+        options = layout_cache[count, fast_link] = [
+            replace(option, fast_link=fast_link) for option in _parallelism_options(workload, count)
+        ]
     problem = _precision_problem(workload, device)
     if not options:
-        options = [Parallelism(count)]
+        options = [Parallelism(count, fast_link=fast_link)]
         problem = (
             problem or f"tensor parallel {workload.tensor_parallel} does not divide {count} GPUs"
         )
     tp = options[0].tensor_parallel
     if problem is None and arch.num_attention_heads % tp:
         problem = f"{arch.num_attention_heads} attention heads do not split over {tp} GPUs"
-    if count > device.fast_link_gpus:
-        options = [replace(option, fast_link=False) for option in options]
     chosen = None
     for parallelism in options:
         memory, usable, memory_problem = _evaluate(workload, device, parallelism, memory_cache)
@@ -276,9 +280,18 @@ def rank_candidates(
     offers_by_device: Mapping[str, Sequence[Offer]],
     counts: Sequence[int] = GPU_COUNTS,
 ) -> list[Candidate]:
+    # Memory per layout and the layouts per GPU count are the same for every GPU: made once.
     memory_cache: dict[Parallelism, MemoryBreakdown] = {}
+    layout_cache: dict[tuple[int, bool], list[Parallelism]] = {}
     candidates = [
-        _candidate(workload, device, count, offers_by_device.get(device.key, ()), memory_cache)
+        _candidate(
+            workload,
+            device,
+            count,
+            offers_by_device.get(device.key, ()),
+            memory_cache,
+            layout_cache,
+        )
         for device in devices
         for count in counts
     ]
