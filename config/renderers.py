@@ -15,8 +15,19 @@ import msgspec
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
+_DRF_DEFAULT = JSONEncoder().default
+
+
+def _encode_other(value: Any) -> Any:
+    """What msgspec does not write itself: str subclasses (DRF's Hyperlink), then whatever DRF's
+    encoder turns into JSON (lazy strings, querysets, ...)."""
+    if isinstance(value, str):
+        return str(value)
+    return _DRF_DEFAULT(value)
+
+
 # COERCE_DECIMAL_TO_STRING is off: decimals are JSON numbers, as DRF writes them.
-_ENCODER = msgspec.json.Encoder(enc_hook=JSONEncoder().default, decimal_format="number")
+_ENCODER = msgspec.json.Encoder(enc_hook=_encode_other, decimal_format="number")
 
 
 class FastJSONRenderer(JSONRenderer):
