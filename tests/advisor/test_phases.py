@@ -6,21 +6,14 @@ import pytest
 from advisor.domain.sizing.memory import Parallelism, memory_per_gpu, training_terms
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.phases import allocated_peak
-from advisor.domain.sizing.workload import Optimizer, Task, Workload
+from advisor.domain.sizing.workload import Task, Workload
+from tests.advisor.workloads import torchtune_3b
 
 GIB = 2**30
 
 
 def llama_3b(**changes) -> Workload:
-    settings = dict(
-        task=Task.FULL,
-        stack_name="torchtune",
-        optimizer=Optimizer.ADAMW,
-        batch_size=2,
-        context_tokens=4096,
-        optimizer_in_backward=False,
-    )
-    return Workload(bundled_models()["llama-3.2-3b"].architecture(), **(settings | changes))
+    return torchtune_3b(**({"optimizer_in_backward": False} | changes))
 
 
 def test_with_a_full_gradient_buffer_the_peak_is_the_end_of_the_backward_pass():

@@ -10,20 +10,13 @@ import pytest
 
 from advisor.domain.sizing.memory import Parallelism, memory_per_gpu
 from advisor.domain.sizing.models import bundled_models
-from advisor.domain.sizing.workload import Optimizer, Task, Workload
+from advisor.domain.sizing.workload import Task
+from tests.advisor.workloads import torchtune_3b
 
 API = "/api/v1/advice/sizing"
 
 
-def workload(**changes) -> Workload:
-    settings = dict(
-        task=Task.FULL,
-        stack_name="torchtune",
-        optimizer=Optimizer.ADAMW,
-        batch_size=2,
-        context_tokens=4096,
-    )
-    return Workload(bundled_models()["llama-3.2-3b"].architecture(), **(settings | changes))
+workload = torchtune_3b
 
 
 def test_offloading_activations_moves_every_checkpointed_layer_input_but_two_to_the_cpu():
