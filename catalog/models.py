@@ -8,6 +8,7 @@ from datetime import timedelta
 from fractions import Fraction
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Cast
@@ -15,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.domain.quotes import PricingModel
-from catalog.domain.specs import GIB
+from catalog.domain.specs import GIB, visible_memory_problem
 
 PRICING_MODEL_CHOICES = [
     (PricingModel.ON_DEMAND.value, "on-demand"),
@@ -95,6 +96,18 @@ class Gpu(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("catalog:gpu-detail", kwargs={"canonical_key": self.canonical_key})
+
+    def clean(self) -> None:
+        # Staff edits in the admin are held to the catalogue's rule for the reported total.
+        problem = (
+            visible_memory_problem(
+                self.visible_memory_mib, self.visible_memory_source_url, self.memory_gib
+            )
+            if self.memory_gib is not None
+            else None
+        )
+        if problem:
+            raise ValidationError({"visible_memory_mib": problem})
 
     @property
     def memory_bytes(self) -> int:

@@ -4,9 +4,11 @@ A sizing answer is ~285 KB of numbers and strings (every catalogue GPU at 1, 2, 
 DRF's json.dumps took 4.7 ms of a 15 ms request to write it (bench/results/sizing_api.md).
 msgspec (already pinned, for the trace parsers) writes the same compact UTF-8 JSON, using DRF's
 encoder for the types it does not know (lazy strings, querysets). An indented response, which a
-client asks for with `; indent=N`, and anything msgspec cannot write (an integer beyond 64
-bits) go through DRF's renderer; a NaN, which DRF's strict renderer would turn into a 500, is
-written as null.
+client asks for with `; indent=N`, and anything msgspec cannot write go through DRF's renderer;
+a NaN, which DRF's strict renderer would turn into a 500, is written as null (the API property
+tests render every answer with DRF's strict renderer too, so a NaN the engine makes still
+fails a test). msgspec writes bytes as base64 and timedeltas as ISO durations where DRF would
+not; the API's serializers hand it neither (their fields turn both into text first).
 """
 
 from typing import Any
@@ -42,6 +44,12 @@ class FastJSONRenderer(JSONRenderer):
         if self.get_indent(accepted_media_type or "", renderer_context or {}) is not None:
             return super().render(data, accepted_media_type, renderer_context)
         try:
-            return _ENCODER.encode(data)
+            rendered = _ENCODER.encode(data)
         except (TypeError, OverflowError, msgspec.EncodeError):
             return super().render(data, accepted_media_type, renderer_context)
+        if b"\xe2\x80" in rendered:
+            # As DRF does: U+2028 and U+2029 are valid JSON but end a line in JavaScript.
+            rendered = rendered.replace(b"\xe2\x80\xa8", b"\\u2028").replace(
+                b"\xe2\x80\xa9", b"\\u2029"
+            )
+        return rendered

@@ -172,12 +172,12 @@ REST_FRAMEWORK = {
     # Filtering and ordering both come from the app's FilterSets, shared with the HTML pages.
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "COERCE_DECIMAL_TO_STRING": False,
-    # DRF's own three, with JSON bodies held to the one nesting limit (catalog/domain/json_depth).
-    # DRF's two, with JSON written by orjson (config/renderers.py).
+    # DRF's two, with JSON written by msgspec (config/renderers.py).
     "DEFAULT_RENDERER_CLASSES": [
         "config.renderers.FastJSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
+    # DRF's own three, with JSON bodies held to the one nesting limit (catalog/domain/json_depth).
     "DEFAULT_PARSER_CLASSES": [
         "config.parsers.DepthLimitedJSONParser",
         "rest_framework.parsers.FormParser",

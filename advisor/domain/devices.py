@@ -126,13 +126,15 @@ class Device:
         """What CUDA can use: the published nvidia-smi total less what the driver keeps where
         the catalogue has it (ECC on GDDR6 parts takes 1/16: an L4 shows 22.0 GiB), else a
         share of the datasheet capacity (an H100's 80 GiB shows as 79.2)."""
-        return self.cuda_visible_bytes or USABLE_FRACTION * self.memory_gib * GIB
+        visible = self.cuda_visible_bytes
+        return USABLE_FRACTION * self.memory_gib * GIB if visible is None else visible
 
     @property
     def cuda_visible_bytes(self) -> float | None:
         """What CUDA reports as the device's total: nvidia-smi's total less what the driver
-        keeps; None where the catalogue has no published nvidia-smi total."""
-        if self.visible_memory_mib is None:
+        keeps; None where the catalogue has no published nvidia-smi total (or one no larger than
+        the driver's share, which the catalogue refuses)."""
+        if self.visible_memory_mib is None or self.visible_memory_mib <= DRIVER_RESERVED_MIB:
             return None
         return (self.visible_memory_mib - DRIVER_RESERVED_MIB) * MIB
 

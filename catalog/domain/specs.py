@@ -66,26 +66,34 @@ class SpecError(ValueError):
 VISIBLE_MEMORY_MIN_SHARE = Decimal("0.9")
 
 
-def _visible_memory(row: dict[str, str], memory_gib: Decimal) -> tuple[int | None, str]:
-    """The reported total and its source; both or neither, and never above the datasheet."""
-    key = row.get("canonical_key", "?")
-    visible = _decimal(row, "visible_memory_mib")
-    source = (row.get("visible_memory_source_url") or "").strip()
-    if visible is None:
-        if source:
-            raise SpecError(f"{key}: visible_memory_source_url without visible_memory_mib")
-        return None, ""
-    if not source.startswith("https://"):
-        raise SpecError(f"{key}: visible_memory_mib needs a visible_memory_source_url")
-    datasheet_mib = memory_gib * 1024
-    if visible != int(visible) or not (
-        VISIBLE_MEMORY_MIN_SHARE * datasheet_mib <= visible <= datasheet_mib
+def visible_memory_problem(
+    visible_mib: Decimal | int | None, source_url: str, memory_gib: Decimal
+) -> str | None:
+    """Why a reported total cannot stand (the CSV and the admin both ask), or None: it comes
+    with its source, is whole MiB, and lies between 90% and 100% of the datasheet."""
+    if visible_mib is None:
+        return "visible_memory_source_url without visible_memory_mib" if source_url else None
+    if not source_url.startswith("https://"):
+        return "visible_memory_mib needs a visible_memory_source_url"
+    datasheet_mib = Decimal(memory_gib) * 1024
+    if visible_mib != int(visible_mib) or not (
+        VISIBLE_MEMORY_MIN_SHARE * datasheet_mib <= visible_mib <= datasheet_mib
     ):
-        raise SpecError(
-            f"{key}: visible_memory_mib={visible} is not a whole MiB figure between "
+        return (
+            f"visible_memory_mib={visible_mib} is not a whole MiB figure between "
             f"{VISIBLE_MEMORY_MIN_SHARE:.0%} and 100% of the datasheet's {datasheet_mib} MiB"
         )
-    return int(visible), source
+    return None
+
+
+def _visible_memory(row: dict[str, str], memory_gib: Decimal) -> tuple[int | None, str]:
+    """The reported total and its source; both or neither, and never above the datasheet."""
+    visible = _decimal(row, "visible_memory_mib")
+    source = (row.get("visible_memory_source_url") or "").strip()
+    problem = visible_memory_problem(visible, source, memory_gib)
+    if problem:
+        raise SpecError(f"{row.get('canonical_key', '?')}: {problem}")
+    return (None, "") if visible is None else (int(visible), source)
 
 
 def _decimal(row: dict[str, str], column: str, *, required: bool = False) -> Decimal | None:

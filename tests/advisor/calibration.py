@@ -238,7 +238,7 @@ def _allocated_peak_gib(workload: Workload, candidate: Candidate) -> tuple[float
             if name not in {"runtime_overhead", "allocator_headroom"}
         )
         return _lines(candidate.memory, names, GIB, serving=False)
-    peak = allocated_peak(workload, candidate.parallelism)
+    peak = allocated_peak(workload, candidate.parallelism, candidate.memory)
     return peak.low / GIB, peak.expected / GIB, peak.high / GIB
 
 

@@ -6,7 +6,9 @@ import pytest
 from advisor.domain.sizing.memory import Parallelism, memory_per_gpu, training_terms
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.phases import allocated_peak
-from advisor.domain.sizing.workload import Task, Workload
+from advisor.domain.sizing.recommend import rank_candidates
+from advisor.domain.sizing.workload import Optimizer, Task, Workload
+from tests.advisor.devices import GPUS
 from tests.advisor.workloads import torchtune_3b
 
 GIB = 2**30
@@ -75,3 +77,22 @@ def test_a_training_answer_gives_the_allocated_peak_and_a_serving_answer_does_no
     assert any("max_memory_allocated" in line for line in training["assumptions"])
     serving = api.post("/api/v1/advice/sizing", {"model": "llama-3.2-3b"}, format="json").json()
     assert serving["memory_allocated_peak_bytes"] is None
+
+
+def test_paged_out_optimizer_states_are_not_in_the_allocated_peak():
+    """torchtune's 8B full fine-tune with paged 8-bit AdamW on a 24 GB card: the states page to
+    the CPU, so the allocated peak stays below the reserved memory that fits."""
+    workload = Workload(
+        bundled_models()["llama-3.1-8b"].architecture(),
+        task=Task.FULL,
+        stack_name="torchtune",
+        optimizer=Optimizer.ADAMW_8BIT,
+        batch_size=2,
+        context_tokens=2048,
+    )
+    workload.validate()
+    (paged,) = rank_candidates(workload, [GPUS["RTX4090"]], {}, counts=(1,))
+    assert paged.fits and paged.memory.optimizer_states == 0
+    peak = allocated_peak(workload, paged.parallelism, paged.memory)
+    assert peak.high < paged.memory.total_range().high
+    assert peak.expected < paged.usable_bytes

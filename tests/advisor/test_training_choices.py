@@ -68,6 +68,10 @@ def test_the_stack_default_applies_when_nothing_is_chosen():
             dict(task=Task.INFERENCE, stack_name="vllm", activation_offloading=False),
             "activation_offloading is a training setting; task=inference does not train",
         ),
+        (
+            dict(task=Task.LORA, optimizer_in_backward=True),
+            "optimizer_in_backward: only a full fine-tune steps its optimizer in the backward",
+        ),
     ],
 )
 def test_a_choice_the_stack_does_not_offer_is_refused_naming_the_stacks_that_do(changes, message):

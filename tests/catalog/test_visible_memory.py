@@ -3,14 +3,17 @@ source, checked against the datasheet, loaded into the catalogue and handed to t
 
 import csv
 import io
+from dataclasses import replace
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from advisor.domain.devices import DRIVER_RESERVED_MIB, MIB
 from advisor.selectors import device_list
 from catalog.domain.specs import SpecError, parse_gpu_specs
 from catalog.models import Gpu
 from catalog.services import BUNDLED_DATA_DIR
+from tests.advisor.devices import GPUS
 
 MODAL = "https://github.com/modal-labs/modal-client/pull/2797"
 
@@ -88,3 +91,25 @@ def test_the_catalogue_and_the_advisor_carry_the_figure(catalog):
     assert devices["L4"].cuda_visible_bytes == (23034 - DRIVER_RESERVED_MIB) * MIB
     assert devices["H100-SXM"].cuda_visible_bytes == pytest.approx(79.19 * 2**30, abs=0.01 * 2**30)
     assert devices["L40"].cuda_visible_bytes is None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("visible_mib", "source", "message"),
+    [
+        (30000, MODAL, "between 90% and 100%"),
+        (400, MODAL, "between 90% and 100%"),
+        (23034, "", "needs a visible_memory_source_url"),
+    ],
+)
+def test_an_admin_edit_is_held_to_the_same_rule(catalog, visible_mib, source, message):
+    l4 = Gpu.objects.get(canonical_key="L4")
+    l4.visible_memory_mib, l4.visible_memory_source_url = visible_mib, source
+    with pytest.raises(ValidationError, match=message):
+        l4.full_clean()
+
+
+def test_a_total_no_larger_than_the_drivers_share_falls_back_to_the_datasheet_rule():
+    l4 = replace(GPUS["L4"], visible_memory_mib=DRIVER_RESERVED_MIB)
+    assert l4.cuda_visible_bytes is None
+    assert l4.usable_memory_bytes == pytest.approx(0.99 * 24 * 2**30)

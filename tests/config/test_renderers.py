@@ -61,3 +61,8 @@ def test_an_indented_answer_goes_through_drfs_renderer():
     indented = FastJSONRenderer().render({"a": [1]}, "application/json; indent=2")
     assert indented == JSONRenderer().render({"a": [1]}, "application/json; indent=2")
     assert b"\n" in indented
+
+
+def test_line_separators_are_escaped_as_drf_escapes_them():
+    data = {"text": "a\u2028b\u2029c é"}
+    assert FastJSONRenderer().render(data) == JSONRenderer().render(data)

@@ -18,7 +18,13 @@ calibration set.
 """
 
 from advisor.domain.ranges import Range
-from advisor.domain.sizing.memory import MEMORY_SPREAD, Parallelism, TrainingTerms, training_terms
+from advisor.domain.sizing.memory import (
+    MEMORY_SPREAD,
+    MemoryBreakdown,
+    Parallelism,
+    TrainingTerms,
+    training_terms,
+)
 from advisor.domain.sizing.workload import Workload
 
 
@@ -44,7 +50,13 @@ def _peak(terms: TrainingTerms, end: int) -> float:
     return weights + states + max(phases)
 
 
-def allocated_peak(workload: Workload, parallelism: Parallelism) -> Range:
-    """The training step's allocated peak per GPU (bytes), low / expected / high."""
+def allocated_peak(
+    workload: Workload, parallelism: Parallelism, memory: MemoryBreakdown | None = None
+) -> Range:
+    """The training step's allocated peak per GPU (bytes), low / expected / high. `memory`:
+    the candidate's breakdown as it runs, whose optimizer states may have paged out to the CPU
+    (bitsandbytes' paged 8-bit AdamW): then they are not on the GPU in any phase."""
     terms = training_terms(workload, parallelism)
+    if memory is not None and memory.optimizer_states < terms.optimizer_states:
+        terms = terms._replace(optimizer_states=memory.optimizer_states)
     return Range(_peak(terms, 0), _peak(terms, 1), _peak(terms, 2))

@@ -171,7 +171,7 @@ def sizing_report(result: SizingResult) -> dict[str, Any]:
         # What torch.cuda.max_memory_allocated will read for the same step: the largest phase,
         # below the reserved memory (the lines' sum) that has to fit.
         "memory_allocated_peak_bytes": (
-            round(allocated_peak(workload, reference.parallelism).expected)
+            round(allocated_peak(workload, reference.parallelism, reference.memory).expected)
             if workload.task.trains
             else None
         ),

@@ -222,8 +222,10 @@ STACKS: dict[str, Stack] = {
             # bytes per vocabulary entry per token, all chunks). Compiled, as the README's
             # published runs are (compile=True), compile_loss fuses each chunk's fp32 upcast
             # into the cross-entropy kernel ("we only compile the upcast + cross-entropy
-            # calculation", training/_compile.py), so one chunk's bf16 gradient is the only
-            # extra: 2 / 8 = 0.25 byte (uncompiled, the fp32 chunk and its gradient: 1 byte).
+            # calculation", https://github.com/pytorch/torchtune/blob/
+            # fc451165b8835271d436f8e0ca3fcfbf5bd038e3/torchtune/training/_compile.py), so one
+            # chunk's bf16 gradient is the only extra: 2 / 8 = 0.25 byte (uncompiled, the fp32
+            # chunk and its gradient: 1 byte).
             loss_chunking=True,
             loss_bytes_per_vocab_entry=2.25,
             # Recipes train the whole model in bf16 (dtype: bf16): no fp32 master weights,

@@ -216,7 +216,10 @@ class Workload:
 
     @property
     def steps_in_backward(self) -> bool:
-        """Whether the optimizer steps each parameter as its gradient arrives."""
+        """Whether the optimizer steps each parameter as its gradient arrives (a full
+        fine-tune's choice: an adapter's gradients are already small)."""
+        if self.task.adapters:
+            return False
         if self.optimizer_in_backward is None:
             return self.stack.optimizer_in_backward
         return self.optimizer_in_backward
@@ -294,6 +297,11 @@ class Workload:
         self._validate_stack_choice(
             "optimizer_in_backward", self.optimizer_in_backward, "optimizer_in_backward_supported"
         )
+        if self.optimizer_in_backward and self.task.adapters:
+            raise ValueError(
+                "optimizer_in_backward: only a full fine-tune steps its optimizer in the "
+                "backward pass (an adapter's gradients are already small)"
+            )
         if (self.optimizer_offload or self.parameter_offload) and not stack.offload_supported:
             able = [s.name for s in STACKS.values() if s.offload_supported and self.task in s.tasks]
             raise ValueError(
