@@ -150,7 +150,9 @@ def _candidate(
     layout_cache: dict[tuple[int, bool], list[Parallelism]],
 ) -> Candidate:
     arch = workload.architecture
-    fast_link = count <= device.fast_link_gpus
+    # Only a serving stack's non-torch memory reads the link: training layouts over NVLink and
+    # over PCIe share one breakdown.
+    fast_link = count <= device.fast_link_gpus or not workload.stack.serving
     options = layout_cache.get((count, fast_link))
     if options is None:
         options = layout_cache[count, fast_link] = [
