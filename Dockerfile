@@ -18,7 +18,7 @@ COPY advisor ./advisor
 COPY jobs ./jobs
 COPY templates ./templates
 COPY static ./static
-COPY manage.py ./
+COPY manage.py gunicorn.conf.py ./
 RUN pip install --no-deps . \
     && SECRET_KEY=build-only STATIC_MANIFEST=1 python manage.py collectstatic --no-input \
     && useradd --create-home --uid 1000 app \

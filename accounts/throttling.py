@@ -1,11 +1,14 @@
 """DRF throttles whose rates are read from settings at request time, in the shared cache.
 
-With CACHE_URL pointing at Redis, every gunicorn worker and host counts against the same limit.
-When the cache is down or hung the throttles fail open: they count in each process instead
-(logged), so the API keeps answering, each worker still limiting what it sees.
+With CACHE_URL pointing at Redis, every gunicorn worker and host counts against the same limit,
+exactly: each request is one atomic step of a sliding window in Redis (throttle_window.py).
+Without Redis (local memory), or while Redis is down or hung, the throttles count in each
+process instead (logged), exactly within the process: the API keeps answering, each worker
+still limiting what it sees, so N processes let up to N times the rate through.
 """
 
 import logging
+import threading
 import time
 
 from django.conf import settings
@@ -15,6 +18,7 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
 from accounts.models import ApiToken
+from accounts.throttle_window import shared_window
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +26,8 @@ logger = logging.getLogger(__name__)
 CACHE_ERRORS = (RedisError, OSError)
 
 _counts_in_process = LocMemCache("throttles-in-process", {"OPTIONS": {"MAX_ENTRIES": 10_000}})
+# DRF's history is read, then written: one thread at a time in a process makes that exact.
+_in_process_lock = threading.Lock()
 
 
 class _SharedCacheState:
@@ -32,9 +38,14 @@ class _SharedCacheState:
 
 class _FailOpen:
     def allow_request(self, request, view) -> bool:
+        if self.rate is None:
+            return True
+        self.key = self.get_cache_key(request, view)
+        if self.key is None:
+            return True
         if time.monotonic() >= _SharedCacheState.down_until_s:
             try:
-                return super().allow_request(request, view)
+                return self._allow_shared(request, view)
             except CACHE_ERRORS as error:
                 _SharedCacheState.down_until_s = time.monotonic() + settings.CACHE_RETRY_AFTER_S
                 logger.warning(
@@ -43,7 +54,22 @@ class _FailOpen:
                     error,
                 )
         self.cache = _counts_in_process
-        return super().allow_request(request, view)
+        with _in_process_lock:
+            return super().allow_request(request, view)
+
+    def _allow_shared(self, request, view) -> bool:
+        window = shared_window()
+        if window is None:  # a cache in local memory: this process's own counts
+            with _in_process_lock:
+                return super().allow_request(request, view)
+        allowed, self._wait_s = window.hit(
+            self.key, limit=self.num_requests, window_s=self.duration
+        )
+        return allowed
+
+    def wait(self) -> float | None:
+        wait_s = getattr(self, "_wait_s", None)
+        return wait_s if wait_s is not None else super().wait()
 
 
 class _RateFromSettings(_FailOpen):

@@ -70,11 +70,42 @@ CHECKS: dict[str, Callable[[], str]] = {
 }
 
 
+class _LastReadiness:
+    """The last answer of this process, reused for READYZ_CACHE_S: thirty probes while Redis
+    hangs cost one READYZ_TIMEOUT_S, not thirty (the lock makes concurrent ones wait for it)."""
+
+    lock = threading.Lock()
+    checked_at_s = float("-inf")  # time.monotonic()
+    body: dict[str, str] = {}
+
+
+def readiness_forget() -> None:
+    """The next /readyz checks again (tests; nothing else needs it)."""
+    with _LastReadiness.lock:
+        _LastReadiness.checked_at_s = float("-inf")
+
+
 def readyz(request: HttpRequest) -> JsonResponse:
     """Readiness: 200 only when the database, the cache and the broker all answer, 503 with
     which one did not otherwise. The checks run side by side, each given READYZ_TIMEOUT_S: a
-    hung service makes the probe slow by that much, never longer. Errors name their kind
-    only; the details go to the log."""
+    hung service makes the probe slow by that much, never longer. An answer is reused for
+    READYZ_CACHE_S (its age in the Age header). Errors name their kind only; the details go
+    to the log."""
+    with _LastReadiness.lock:
+        age_s = time.monotonic() - _LastReadiness.checked_at_s
+        if age_s >= settings.READYZ_CACHE_S:
+            _LastReadiness.body = _check_all()
+            _LastReadiness.checked_at_s = time.monotonic()
+            age_s = 0.0
+        body = _LastReadiness.body
+    ready = body["status"] == "ok"
+    response = JsonResponse(body, status=200 if ready else 503)
+    response["Age"] = str(int(age_s))
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _check_all() -> dict[str, str]:
     results: dict[str, str] = {}
 
     def run(name: str, check: Callable[[], str]) -> None:
@@ -99,6 +130,4 @@ def readyz(request: HttpRequest) -> JsonResponse:
         for name in CHECKS
     }
     ready = all(answer in {OK, NOT_USED} for answer in body.values())
-    return JsonResponse(
-        {"status": "ok" if ready else "error", **body}, status=200 if ready else 503
-    )
+    return {"status": "ok" if ready else "error", **body}

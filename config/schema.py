@@ -9,6 +9,7 @@ import copy
 
 import django_filters
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db.models import SlugField
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
@@ -46,6 +47,14 @@ RETRY_AFTER_HEADER = {
         "description": "Seconds until the throttle lets this caller through again.",
     }
 }
+DATABASE_RETRY_AFTER_HEADER = {
+    "Retry-After": {
+        "schema": {"type": "integer", "minimum": 0},
+        "description": "Seconds after which trying again may succeed.",
+    }
+}
+# gunicorn.conf.py's limit_request_line: gunicorn answers a longer request line itself, in HTML.
+REQUEST_LINE_LIMIT_BYTES = 8190
 
 
 class AutoSchema(SpectacularAutoSchema):
@@ -87,6 +96,8 @@ class AutoSchema(SpectacularAutoSchema):
             declared_filter = declared.get(parameter["name"])
             if isinstance(declared_filter, django_filters.NumberFilter):
                 parameter["schema"].update(_number_bounds(declared_filter.field))
+            if isinstance(declared_filter, django_filters.ModelChoiceFilter):
+                _catalogue_key(parameter, declared_filter)
         return parameters
 
     def _error_responses(self) -> dict[str, str]:
@@ -119,6 +130,15 @@ class AutoSchema(SpectacularAutoSchema):
             )
         if self.view.get_throttles():
             errors["429"] = "Too many requests: wait for the time Retry-After gives."
+        if self.method == "GET" and self._takes_input():
+            errors["414"] = (
+                f"The request line (path and query string) is over {REQUEST_LINE_LIMIT_BYTES:,} "
+                "bytes. The server (gunicorn) answers this before the app, with an HTML page, "
+                "not JSON: send fewer or shorter filter values."
+            )
+        errors["503"] = (
+            "The database is not answering: nothing was changed; try again after Retry-After."
+        )
         return errors
 
     def _takes_input(self) -> bool:
@@ -142,6 +162,8 @@ class AutoSchema(SpectacularAutoSchema):
             name=name, type=ResolvedComponent.SCHEMA, object=name, schema=schema
         )
         self.registry.register_on_missing(component)
+        if code == "414":
+            return {"description": description, "content": {"text/html": {"schema": {}}}}
         response = {
             "description": description,
             "content": {"application/json": {"schema": component.ref}},
@@ -155,7 +177,25 @@ class AutoSchema(SpectacularAutoSchema):
             }
         if code == "429":
             response["headers"] = RETRY_AFTER_HEADER
+        if code == "503":
+            response["headers"] = DATABASE_RETRY_AFTER_HEADER
         return response
+
+
+def _catalogue_key(parameter: dict, declared_filter) -> None:
+    """A filter by a catalogue row's key: the key's own pattern and length, and the 400 for a
+    key the catalogue does not hold (its values live in the database, not in the schema)."""
+    model = declared_filter.queryset.model
+    key_field = model._meta.get_field(declared_filter.field.to_field_name)
+    schema = {"type": "string", "maxLength": key_field.max_length}
+    if isinstance(key_field, SlugField):
+        schema["pattern"] = "^[-a-zA-Z0-9_]+$"
+    parameter["schema"] = schema
+    what = declared_filter.label or parameter["name"].capitalize()
+    parameter["description"] = (
+        f"{what}: its `{key_field.name}` in the catalogue; a key the catalogue does not hold "
+        "is a 400 naming this parameter."
+    )
 
 
 def _number_bounds(field) -> dict:

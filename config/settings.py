@@ -98,6 +98,13 @@ DATABASES = {
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # A database host that does not answer costs a request this long, not libpq's default of
+    # waiting forever; the request then gets a 503 with Retry-After (config/errors.py).
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int(
+        "DB_CONNECT_TIMEOUT_S", default=3
+    )
+DATABASE_RETRY_AFTER_S = env.int("DATABASE_RETRY_AFTER_S", default=10)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
@@ -156,15 +163,24 @@ CACHE_RETRY_AFTER_S = env.float("CACHE_RETRY_AFTER_S", default=5.0)
 
 # Hugging Face Hub: a sizing request may name a Hub model (`owner/name[@revision]`); its
 # config.json and weight index are read from HF_ENDPOINT, with HF_TOKEN for gated or private
-# models (sent only to HF_ENDPOINT, never logged or stored), each request bounded by
-# HUB_TIMEOUT_S and each file by HUB_MAX_CONFIG_BYTES, and kept in the cache and under
-# VAR_DIR/hf for HUB_CACHE_TTL_S.
+# models (sent only to HF_ENDPOINT, never logged or stored). One read (every request of it)
+# ends within HUB_TIMEOUT_S, each file is capped at HUB_MAX_CONFIG_BYTES, and what was read is
+# kept in the cache and under VAR_DIR/hf for HUB_CACHE_TTL_S.
 HF_ENDPOINT = env.str("HF_ENDPOINT", default="https://huggingface.co").rstrip("/")
 HF_TOKEN = env.str("HF_TOKEN", default="") or None
 HF_HUB_CACHE_DIR = Path(env.str("HF_HUB_CACHE", default=str(VAR_DIR / "hf")))
 HUB_TIMEOUT_S = env.float("HUB_TIMEOUT_S", default=10.0)
 HUB_MAX_CONFIG_BYTES = env.int("HUB_MAX_CONFIG_BYTES", default=1024 * 1024)
 HUB_CACHE_TTL_S = env.int("HUB_CACHE_TTL_S", default=24 * 3600)
+# A slow Hub must not hold the site's workers (advisor/hub_guard.py): a failed read is
+# remembered (a timeout or a 5xx briefly, an unknown id, revision or file longer), a timeout or
+# refused connection stops Hub reads for HUB_BREAKER_S, and HUB_CONCURRENT_READS reads run at
+# a time across the processes sharing the cache, each other request waiting HUB_SLOT_WAIT_S.
+HUB_FAILURE_TTL_S = env.int("HUB_FAILURE_TTL_S", default=120)
+HUB_NOT_FOUND_TTL_S = env.int("HUB_NOT_FOUND_TTL_S", default=600)
+HUB_BREAKER_S = env.int("HUB_BREAKER_S", default=60)
+HUB_CONCURRENT_READS = env.int("HUB_CONCURRENT_READS", default=1)
+HUB_SLOT_WAIT_S = env.float("HUB_SLOT_WAIT_S", default=0.2)
 
 REST_FRAMEWORK = {
     # drf-spectacular's, plus each operation's error responses (config/schema.py).
@@ -262,13 +278,17 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT_S", default=2.0),
 }
 # Publishing from a web request gives up quickly when the broker is down or hung: the job is
-# already committed and the reaper sends it once the broker is back (jobs/services.py).
+# already committed and the reaper sends it once the broker is back. No publish retries: a
+# retry after a timeout waits again (two retries made an upload wait 8 s for a frozen broker),
+# so an upload waits at most one connect timeout plus one socket timeout; a connection the
+# broker closed (a restart) is replaced by kombu's pool without one. (Retries stay on with
+# none allowed: kombu's retry path connects within its timeout, the plain path waits longer.)
 CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECT_TIMEOUT_S", default=1.0)
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
-    "max_retries": 2,
+    "max_retries": 0,
     "interval_start": 0,
-    "interval_step": 0.2,
-    "interval_max": 0.2,
+    "interval_step": 0,
+    "interval_max": 0,
 }
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="celery")
 
@@ -344,6 +364,8 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 # /readyz gives each of its checks (database, cache, broker) this long to answer.
 READYZ_TIMEOUT_S = env.float("READYZ_TIMEOUT_S", default=1.0)
+# ...and reuses its answer for this long, in each process.
+READYZ_CACHE_S = env.float("READYZ_CACHE_S", default=2.0)
 
 LOGGING = {
     "version": 1,

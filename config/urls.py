@@ -33,3 +33,4 @@ urlpatterns = [
 ]
 
 handler404 = "config.errors.not_found"
+handler500 = "config.errors.server_failed"

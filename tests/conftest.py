@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
+from advisor.hub_guard import hub_state_reset
 from catalog.services import CatalogLoadReport
 from config.celery import app as celery_app
 from tests.bundled_catalog import bundled_catalog_load
@@ -51,6 +52,9 @@ def no_hugging_face_hub(settings, tmp_path_factory):
     settings.HF_ENDPOINT = "http://127.0.0.1:9"
     settings.HF_TOKEN = None
     settings.HF_HUB_CACHE_DIR = tmp_path_factory.getbasetemp() / "hf"
+    hub_state_reset()
+    yield
+    hub_state_reset()
 
 
 @pytest.fixture(autouse=True)

@@ -253,6 +253,12 @@ def cache_settings(url: str, settings) -> dict:
     return {"default": {**settings.CACHES["default"], "LOCATION": url}}
 
 
+def fresh_broker_connections() -> None:
+    """Drop this process's broker connections, as a newly started process has none."""
+    pools.reset()  # kombu's process-wide pools
+    celery_app._after_fork()  # the app's references to them
+
+
 @contextmanager
 def celery_broker(url: str, settings) -> Iterator[None]:
     """Publish to `url` from this process; the connection pools are rebuilt for it."""
@@ -261,8 +267,7 @@ def celery_broker(url: str, settings) -> Iterator[None]:
     def repoint(to: str | None) -> None:
         # The write URL is what publishing uses (None: the configured broker_url).
         celery_app.conf.broker_write_url = to
-        pools.reset()  # kombu's process-wide pools, made for the old URL
-        celery_app._after_fork()  # the app's references to them
+        fresh_broker_connections()
 
     repoint(url)
     try:
@@ -401,3 +406,72 @@ def page_errors(response, field: str) -> str:
     )
     assert match, f"no errors shown for {field}"
     return html.unescape(match.group(1))
+
+
+# --- the app under gunicorn (sync workers, as served), in a subprocess --------------------------
+
+
+class Gunicorn:
+    """`gunicorn config.wsgi:application` with the repository's gunicorn.conf.py, sync workers,
+    DEBUG off, on a free loopback port; `env` overrides (DATABASE_URL, HF_ENDPOINT...)."""
+
+    def __init__(self, workdir: Path, *, workers: int = 2, **env: str) -> None:
+        self.port = free_port()
+        self.url = f"http://{HOST}:{self.port}"
+        self.log = workdir / f"gunicorn-{self.port}.log"
+        self.env = {
+            **os.environ,
+            "DEBUG": "0",
+            "HTTPS": "0",
+            "SECRET_KEY": "gunicorn-tests-" + "x" * 40,
+            "ALLOWED_HOSTS": HOST,
+            "VAR_DIR": str(workdir),
+            "LOG_LEVEL": "WARNING",
+            "THROTTLE_ANON": "100000/min",
+            **env,
+        }
+        self.workers = workers
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        command = [
+            str(Path(sys.executable).with_name("gunicorn")),
+            "config.wsgi:application",
+            "--bind",
+            f"{HOST}:{self.port}",
+            "--workers",
+            str(self.workers),
+        ]
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited: {self.log.read_text()[-3000:]}")
+            try:
+                with socket.create_connection((HOST, self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"gunicorn did not listen: {self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+@contextmanager
+def running_gunicorn(workdir: Path, **options) -> Iterator[Gunicorn]:
+    server = Gunicorn(workdir, **options)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,3 +1,4 @@
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.permissions import IsAuthenticated
@@ -107,6 +108,16 @@ class ApiTokenViewSet(
             raise PermissionDenied("You are not a member of this team.") from error
         token.token = raw
         return Response(CreatedApiTokenSerializer(token).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        description=(
+            "Revoke a token: it stops working at once. A token may revoke itself (send its own "
+            "`public_id`): this answer is its last, and every later request with it is a 401. "
+            "Keep a second token if a script must go on."
+        )
+    )
+    def destroy(self, request: Request, *args, **kwargs) -> Response:
+        return super().destroy(request, *args, **kwargs)
 
     def perform_destroy(self, instance: ApiToken) -> None:
         api_token_revoke(token=instance)

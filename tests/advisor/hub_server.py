@@ -18,6 +18,7 @@ The commits are made up (sha1 of the repository id); the files are real (see REC
 
 import hashlib
 import json
+import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -201,3 +202,49 @@ def recorded_hub() -> HubServer:
     hub.add("test-org/no-config", Repo(files={"README.md": b"# not a transformers model\n"}))
     hub.add("test-org/not-json", Repo(files={"config.json": b"{not json"}))
     return hub
+
+
+class SlowHub:
+    """A Hub that accepts connections and then never answers (`trickle=False`), or answers a
+    byte a second (`trickle=True`): per-read timeouts never fire on the second, and nothing
+    but a deadline over the whole read ends either."""
+
+    def __init__(self, *, trickle: bool) -> None:
+        self.trickle = trickle
+        self.connections = 0
+        self._stopping = threading.Event()
+        self._sockets: list[socket.socket] = []
+
+    def start(self) -> str:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.05)
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+        return f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=5)
+        for sock in [*self._sockets, self._listener]:
+            sock.close()
+
+    def _accept(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                sock, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            self._sockets.append(sock)
+            if self.trickle:
+                threading.Thread(target=self._trickle, args=(sock,), daemon=True).start()
+
+    def _trickle(self, sock: socket.socket) -> None:
+        answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Repo-Commit: " + b"0" * 40 + b"\r\n"
+        for byte in answer:
+            if self._stopping.wait(1.0):
+                return
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                return

@@ -156,3 +156,25 @@ def test_an_unknown_page_url_is_still_an_html_404(client, db):
     response = client.get("/no-such-page/")
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
+
+
+def test_every_operation_documents_503_with_retry_after(schema):
+    """The database being down is a JSON 503 (config/errors.py), so every operation says so."""
+    for method, path, operation in operations(schema):
+        assert error_ref(operation, "503") == "#/components/schemas/Error", (method, path)
+        assert "Retry-After" in operation["responses"]["503"]["headers"]
+
+
+@pytest.mark.parametrize("name", ["gpu", "provider"])
+def test_catalogue_key_filters_state_their_pattern_and_the_400(schema, name):
+    """Before: any string, while the server accepts only keys the catalogue holds."""
+    [parameter] = [
+        p for p in schema["paths"]["/api/v1/offers/"]["get"]["parameters"] if p["name"] == name
+    ]
+    assert parameter["schema"] == {"type": "string", "maxLength": 40, "pattern": "^[-a-zA-Z0-9_]+$"}
+    assert "is a 400" in parameter["description"]
+
+
+def test_an_unknown_catalogue_key_is_the_documented_400(client, db):
+    response = client.get("/api/v1/offers/", {"gpu": "no-such-gpu"})
+    assert response.status_code == 400 and "gpu" in response.json()

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from config.health import readiness_forget
 from tests.helpers import (
     RedisServer,
     cache_settings,
@@ -16,6 +17,15 @@ from tests.helpers import (
 )
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def every_probe_checks(settings):
+    """These tests change a service between two probes: none reuses an answer unless it says."""
+    settings.READYZ_CACHE_S = 0
+    readiness_forget()
+    yield
+    readiness_forget()
 
 
 @pytest.fixture
@@ -108,3 +118,37 @@ def test_a_database_that_refuses_is_a_503_that_names_the_failure_by_its_kind_onl
     assert response.status_code == 503
     assert response.json()["database"] == "error (OperationalError)"
     assert "127.0.0.1" not in response.content.decode()
+
+
+@needs_redis_server
+def test_thirty_probes_during_a_frozen_cache_cost_one_timeout_not_thirty(
+    client, settings, redis_server
+):
+    """Before: each probe held its worker for READYZ_TIMEOUT_S while Redis hung."""
+    settings.CACHES = cache_settings(redis_server.url(0), settings)
+    settings.READYZ_TIMEOUT_S = 1.0
+    settings.READYZ_CACHE_S = 2.0
+    redis_server.freeze()
+    try:
+        started = time.monotonic()
+        answers = [client.get("/readyz") for _ in range(30)]
+        elapsed_s = time.monotonic() - started
+    finally:
+        redis_server.thaw()
+    assert {answer.status_code for answer in answers} == {503}
+    assert elapsed_s < 1.0 + 1.0, elapsed_s
+    assert answers[0]["Age"] == "0" and all("Age" in answer for answer in answers)
+
+
+def test_a_reused_answer_is_checked_again_after_its_time(client, settings):
+    settings.READYZ_CACHE_S = 0.3
+    assert client.get("/readyz").status_code == 200
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:9/0",  # nothing listens on port 9
+        }
+    }
+    assert client.get("/readyz").status_code == 200  # the answer of a moment ago
+    time.sleep(0.35)
+    assert client.get("/readyz").status_code == 503

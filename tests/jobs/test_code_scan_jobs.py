@@ -171,6 +171,17 @@ def test_the_page_pages_findings_and_keeps_the_filters(client, team, noisy):
     assert rows(client.get(url, {"page": "junk"}).content.decode()) == 100
 
 
+def test_a_scan_that_stopped_counting_says_at_least_on_its_page(client, team, noisy):
+    """A report whose scan reached its findings ceiling (ScanLimits.max_findings)."""
+    noisy.report = {**noisy.report, "counts_complete": False}
+    noisy.save(update_fields=["report"])
+    client.force_login(team.member)
+    page = client.get(noisy.get_absolute_url()).content.decode()
+    assert '<dd id="findings-total">at least 9000 (400 listed)</dd>' in page
+    assert 'id="counts-incomplete"' in page and "the counts are lower bounds" in page
+    assert "are over all 9000 findings" not in page
+
+
 def test_the_api_pages_findings_and_keeps_the_job_small(team, noisy):
     """Failed before the fix: no findings endpoint; the job detail carried every finding and
     the SARIF again."""

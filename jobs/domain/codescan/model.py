@@ -57,5 +57,7 @@ class ScanReport:
     # Findings found in all. `findings` may hold fewer (caps.cap_findings): counts, scorecard
     # and verdicts are always over all of them.
     findings_total: int = 0
+    # False when the scan stopped counting at ScanLimits.max_findings: every count is "at least".
+    counts_complete: bool = True
     findings_dropped_by_rule: dict[str, int] = field(default_factory=dict)  # rule -> not listed
     findings_cap: dict[str, int] = field(default_factory=dict)  # {"per_rule": n, "per_scan": n}

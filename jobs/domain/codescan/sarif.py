@@ -63,6 +63,7 @@ def to_sarif(report: ScanReport, *, tool_version: str) -> dict:
                     "bytesScanned": report.bytes_scanned,
                     "languages": report.languages,
                     "findingsTotal": report.findings_total or len(report.findings),
+                    "countsComplete": report.counts_complete,
                     "findingsDroppedByRule": report.findings_dropped_by_rule,
                     "findingsCap": report.findings_cap,
                 },

@@ -202,7 +202,10 @@ def _scan(
     reporter.report(_READING_SHARE_PCT, "verdicts")
     resolved = resolve(collector.scans, collector.facts)
     if collector.capped_at is not None:
-        reason = f"over the findings cap ({limits.max_findings:,}): later findings not reported"
+        reason = (
+            f"over the findings ceiling ({limits.max_findings:,}): later findings not counted, "
+            "so the counts are lower bounds"
+        )
         collector.skipped.append(Skipped(collector.capped_at, reason))
     findings = [r.finding for r in resolved]
     evidence = [item for items in collector.evidence.values() for item in items]
@@ -217,6 +220,7 @@ def _scan(
         languages=dict(collector.languages),
         files_ignored=collector.files_ignored,
         findings_total=len(findings),
+        counts_complete=collector.capped_at is None,
     )
 
 
