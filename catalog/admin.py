@@ -51,7 +51,8 @@ class GpuAdmin(admin.ModelAdmin):
 
 @admin.register(Provider)
 class ProviderAdmin(admin.ModelAdmin):
-    list_display = ["name", "key", "website"]
+    list_display = ["name", "key", "kind", "website"]
+    list_filter = ["kind"]
     search_fields = ["name", "key"]
 
 
@@ -83,7 +84,7 @@ class OfferAdmin(admin.ModelAdmin):
         "usd_per_gpu_hour",
         "price_observed_at",
     ]
-    list_filter = ["provider", "gpu__vendor", "pricing_model", "gpu", "region"]
+    list_filter = ["provider", "provider__kind", "gpu__vendor", "pricing_model", "gpu", "region"]
     list_select_related = ["provider", "gpu"]
     search_fields = ["instance_type", "region", "zone", "gpu__name", "provider__name"]
     readonly_fields = [
@@ -101,6 +102,7 @@ class OfferAdmin(admin.ModelAdmin):
         "source",
         "price_observed_at",
         "last_seen_at",
+        "listed_by",
         "created_at",
         "updated_at",
     ]

@@ -4,7 +4,7 @@ import django_filters as filters
 from django import forms
 from drf_spectacular.utils import extend_schema_field
 
-from catalog.models import PRICING_MODEL_CHOICES, Gpu, Offer, Provider, Vendor
+from catalog.models import PRICING_MODEL_CHOICES, Gpu, Offer, Provider, ProviderKind, Vendor
 
 
 class StableOrderingFilter(filters.OrderingFilter):
@@ -75,6 +75,9 @@ class OfferFilter(filters.FilterSet):
     )
     vendor = filters.ChoiceFilter(field_name="gpu__vendor", choices=Vendor.choices)
     provider = filters.ModelChoiceFilter(queryset=Provider.objects.all(), to_field_name="key")
+    provider_kind = filters.ChoiceFilter(
+        field_name="provider__kind", choices=ProviderKind.choices, label="Provider kind"
+    )
     region = filters.CharFilter(lookup_expr="iexact")
     pricing_model = filters.ChoiceFilter(choices=PRICING_MODEL_CHOICES)
     gpu_count = IntegerFilter(min_value=1, max_value=64, label="GPUs per instance")
@@ -98,4 +101,12 @@ class OfferFilter(filters.FilterSet):
 
     class Meta:
         model = Offer
-        fields = ["gpu", "vendor", "provider", "region", "pricing_model", "gpu_count"]
+        fields = [
+            "gpu",
+            "vendor",
+            "provider",
+            "provider_kind",
+            "region",
+            "pricing_model",
+            "gpu_count",
+        ]

@@ -4,17 +4,18 @@ Units are in field names: memory in GiB (2^30 bytes), bandwidth in decimal GB/s,
 dense TFLOPS / TOPS, prices in USD per hour.
 """
 
-from datetime import timedelta
 from fractions import Fraction
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import F, Q
-from django.db.models.functions import Cast
+from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Cast, Coalesce
 from django.urls import reverse
 from django.utils import timezone
 
+from catalog.domain.freshness import freshness_note, offer_freshness
+from catalog.domain.pricing_urls import pricing_url
 from catalog.domain.quotes import PricingModel
 from catalog.domain.specs import GIB, visible_memory_problem
 
@@ -170,16 +171,39 @@ class CatalogueVersion(models.Model):
         return f"catalogue version {self.token}"
 
 
+class ProviderKind(models.TextChoices):
+    """What renting there is like (catalog/data/providers.csv says why each is which)."""
+
+    HYPERSCALER = "hyperscaler", "hyperscaler"
+    GPU_CLOUD = "gpu_cloud", "GPU cloud"
+    MARKETPLACE = "marketplace", "marketplace (hosts set prices)"
+
+
 class Provider(models.Model):
     key = models.SlugField(max_length=40, unique=True)
     name = models.CharField(max_length=100)
     website = models.URLField(blank=True)
+    kind = models.CharField(max_length=20, choices=ProviderKind.choices, blank=True)
+    kind_source = models.TextField(blank=True, help_text="Where the kind comes from.")
+    # The provider's public pricing page; {family} is an instance type's family (the part
+    # before the first dot: p5 of p5.48xlarge), {instance_type} the whole name.
+    pricing_url_template = models.CharField(max_length=300, blank=True)
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+
+class OfferQuerySet(models.QuerySet):
+    def with_freshness(self) -> "OfferQuerySet":
+        """Annotated for Offer.freshness in the same query: `delisted` (a later successful
+        refresh covering the provider did not list it) and `listed_by_source`."""
+        later = PriceRefresh.covering(OuterRef("provider_id"), after=None).filter(
+            pk__gt=Coalesce(OuterRef("listed_by_id"), 0)
+        )
+        return self.annotate(delisted=Exists(later), listed_by_source=F("listed_by__source"))
 
 
 class Offer(models.Model):
@@ -209,8 +233,18 @@ class Offer(models.Model):
     last_seen_at = models.DateTimeField(
         null=True, blank=True, help_text="When a feed last listed this offer."
     )
+    listed_by = models.ForeignKey(
+        "PriceRefresh",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="listed_offers",
+        help_text="The last refresh that listed this offer (its freshness reads it).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = OfferQuerySet.as_manager()
 
     class Meta:
         ordering = ["usd_per_gpu_hour", "id"]
@@ -239,10 +273,27 @@ class Offer(models.Model):
         return reverse("catalog:offer-detail", kwargs={"offer_id": self.pk})
 
     @property
-    def is_stale(self) -> bool:
-        """No feed has listed this offer for longer than PRICE_STALE_AFTER_HOURS."""
-        seen = self.last_seen_at or self.price_observed_at
-        return timezone.now() - seen > timedelta(hours=settings.PRICE_STALE_AFTER_HOURS)
+    def pricing_url(self) -> str | None:
+        return pricing_url(self.provider.pricing_url_template, self.instance_type)
+
+    @property
+    def freshness(self) -> str:
+        """live, snapshot or stale (catalog/domain/freshness.py). Reads the annotations of
+        OfferQuerySet.with_freshness() when the offer came through it, else asks."""
+        delisted = getattr(self, "delisted", None)
+        if delisted is None:
+            delisted = self.later_covering_refreshes().exists()
+        listed_by_source = getattr(self, "listed_by_source", None)
+        if listed_by_source is None and self.listed_by_id:
+            listed_by_source = self.listed_by.source
+        return offer_freshness(listed_by_source=listed_by_source, delisted=delisted)
+
+    @property
+    def freshness_note(self) -> str:
+        return freshness_note(self.freshness, self.price_observed_at)
+
+    def later_covering_refreshes(self) -> "models.QuerySet[PriceRefresh]":
+        return PriceRefresh.covering(self.provider_id, after=self.listed_by_id)
 
 
 class PriceHistory(models.Model):
@@ -279,7 +330,11 @@ class PriceSource(models.TextChoices):
 
 
 class PriceRefresh(models.Model):
-    """One run of one price source: what it saw, what it changed, or why it changed nothing."""
+    """One run of one price source: what it saw, what it changed, or why it changed nothing.
+
+    A successful run of a live feed (not the bundled snapshot, not a staff CSV import) lists
+    every offer its feed has for the providers it covers (`providers`): an offer of theirs it
+    did not list has been withdrawn, as far as anyone can tell (stale)."""
 
     class Status(models.TextChoices):
         RUNNING = "running"
@@ -304,6 +359,12 @@ class PriceRefresh(models.Model):
     unmatched = models.PositiveIntegerField(default=0)
     reason = models.TextField(blank=True, help_text="Why the run failed.")
     details = models.JSONField(default=dict, blank=True)
+    providers = models.ManyToManyField(
+        Provider,
+        blank=True,
+        related_name="covering_refreshes",
+        help_text="Providers whose offers this run listed in full (live feeds only).",
+    )
 
     class Meta:
         ordering = ["-started_at", "-id"]
@@ -318,6 +379,13 @@ class PriceRefresh(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_source_display()} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+    @classmethod
+    def covering(cls, provider_id, *, after) -> "models.QuerySet[PriceRefresh]":
+        """Successful runs covering the provider, later than the refresh `after` (an id or an
+        OuterRef; None: any)."""
+        runs = cls.objects.filter(status=cls.Status.SUCCEEDED, providers=provider_id)
+        return runs if after is None else runs.filter(pk__gt=after)
 
 
 class QuarantinedPrice(models.Model):

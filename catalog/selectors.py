@@ -1,11 +1,14 @@
 """Reads of the catalogue. Keyword-only, typed, named <thing>_<verb>."""
 
+from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
 from django.db.models import Count, F, FloatField, Min, QuerySet
 from django.db.models.functions import Cast
 
+from catalog.domain.quotes import PricingModel
 from catalog.models import CatalogueVersion, Gpu, Offer, PriceHistory, PriceRefresh, PriceSource
 
 
@@ -25,19 +28,39 @@ def gpu_list() -> QuerySet[Gpu]:
     return Gpu.objects.all()
 
 
-def gpu_offer_stats_list() -> dict[int, tuple[int, float | None]]:
-    """Per GPU id: how many offers it has (both pricing models) and the cheapest per-GPU-hour
-    price among them. A GPU without offers is absent."""
+@dataclass(frozen=True)
+class GpuOfferStats:
+    offer_count: int = 0  # both pricing models
+    min_on_demand_usd_per_gpu_hour: float | None = None
+    min_spot_usd_per_gpu_hour: float | None = None
+
+
+def gpu_offer_stats_list() -> dict[int, GpuOfferStats]:
+    """Per GPU id: how many offers it has and the cheapest per-GPU-hour price of each pricing
+    model. A GPU without offers is absent."""
     rows = (
         Offer.objects.order_by()
-        .values("gpu_id")
+        .values("gpu_id", "pricing_model")
         .annotate(count=Count("id"), cheapest=Min("usd_per_gpu_hour"))
     )
-    return {row["gpu_id"]: (row["count"], row["cheapest"]) for row in rows}
+    counts: dict[int, int] = defaultdict(int)
+    cheapest: dict[int, dict[str, float]] = defaultdict(dict)
+    for row in rows:
+        counts[row["gpu_id"]] += row["count"]
+        cheapest[row["gpu_id"]][row["pricing_model"]] = row["cheapest"]
+    return {
+        gpu_id: GpuOfferStats(
+            count,
+            cheapest[gpu_id].get(PricingModel.ON_DEMAND),
+            cheapest[gpu_id].get(PricingModel.SPOT),
+        )
+        for gpu_id, count in counts.items()
+    }
 
 
 def offer_list() -> QuerySet[Offer]:
-    return Offer.objects.select_related("gpu", "provider")
+    """Offers with what every page and the API show of them: GPU, provider, freshness."""
+    return Offer.objects.select_related("gpu", "provider").with_freshness()
 
 
 def gpu_offers_list(*, gpu: Gpu) -> QuerySet[Offer]:
@@ -76,3 +99,14 @@ def price_sources_last_refreshed() -> list[PriceRefresh]:
         if run:
             latest.append(run)
     return sorted(latest, key=lambda run: run.finished_at, reverse=True)
+
+
+def price_refreshes_failed_since_success() -> list[PriceRefresh]:
+    """Per source, its latest run when that run failed: the prices of that source are from
+    its last successful run (or the snapshot) until it succeeds again."""
+    failed = []
+    for source in PriceSource.values:
+        run = PriceRefresh.objects.filter(source=source).order_by("-started_at", "-id").first()
+        if run and run.status == PriceRefresh.Status.FAILED:
+            failed.append(run)
+    return failed

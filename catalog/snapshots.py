@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
 
 from catalog.models import Gpu
-from catalog.selectors import catalogue_version_get, gpu_offer_stats_list
+from catalog.selectors import GpuOfferStats, catalogue_version_get, gpu_offer_stats_list
 
 T = TypeVar("T")
 
@@ -43,10 +43,14 @@ _gpu_offer_stats = CatalogueSnapshot(lambda _key: gpu_offer_stats_list())
 
 
 def gpus_with_offer_stats(gpus: Iterable[Gpu]) -> list[Gpu]:
-    """The GPUs, in their order, each with `offer_count` and `min_usd_per_gpu_hour` (None
-    without offers) from this process's copy of the offer counts and cheapest prices."""
+    """The GPUs, in their order, each with `offer_count`, `min_on_demand_usd_per_gpu_hour` and
+    `min_spot_usd_per_gpu_hour` (None without such offers) from this process's copy of the
+    offer counts and cheapest prices."""
     stats = _gpu_offer_stats.get()
     listed = list(gpus)
     for gpu in listed:
-        gpu.offer_count, gpu.min_usd_per_gpu_hour = stats.get(gpu.pk, (0, None))
+        gpu_stats = stats.get(gpu.pk, GpuOfferStats())
+        gpu.offer_count = gpu_stats.offer_count
+        gpu.min_on_demand_usd_per_gpu_hour = gpu_stats.min_on_demand_usd_per_gpu_hour
+        gpu.min_spot_usd_per_gpu_hour = gpu_stats.min_spot_usd_per_gpu_hour
     return listed

@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -16,6 +15,7 @@ from catalog.selectors import (
     gpu_offers_list,
     offer_history_list,
     offer_list,
+    price_refreshes_failed_since_success,
     price_sources_last_refreshed,
 )
 from catalog.snapshots import gpus_with_offer_stats
@@ -31,16 +31,31 @@ def _filtered(filterset: FilterSet) -> QuerySet:
     return filterset.qs if filterset.is_valid() else filterset.queryset.none()
 
 
+# The GPU list's price columns: figures of this process's offer snapshot, sorted here (the
+# FilterSet sorts by table columns). GPUs without such offers go last either way.
+PRICE_ORDERINGS = ("min_on_demand_usd_per_gpu_hour", "min_spot_usd_per_gpu_hour")
+
+
 def gpu_list_page(request: HttpRequest) -> HttpResponse:
-    gpu_filter = GpuFilter(request.GET, queryset=gpu_list())
+    query = request.GET.copy()
+    ordering = query.get("ordering", "")
+    by_price = ordering.lstrip("-") in PRICE_ORDERINGS
+    if by_price:
+        query.pop("ordering")
+    gpu_filter = GpuFilter(query, queryset=gpu_list())
+    gpus = gpus_with_offer_stats(_filtered(gpu_filter))
+    if by_price:
+        field, descending = ordering.lstrip("-"), ordering.startswith("-")
+        priced = sorted(
+            (gpu for gpu in gpus if getattr(gpu, field) is not None),
+            key=lambda gpu: getattr(gpu, field),
+            reverse=descending,
+        )
+        gpus = priced + [gpu for gpu in gpus if getattr(gpu, field) is None]
     return render(
         request,
         "catalog/gpu_list.html",
-        {
-            "filter": gpu_filter,
-            "gpus": gpus_with_offer_stats(_filtered(gpu_filter)),
-            "ordering": request.GET.get("ordering", ""),
-        },
+        {"filter": gpu_filter, "gpus": gpus, "ordering": ordering},
     )
 
 
@@ -90,6 +105,15 @@ def offer_detail_page(request: HttpRequest, offer_id: int) -> HttpResponse:
     )
 
 
+def refresh_status() -> dict:
+    """What the offer pages say of the prices' age: each source's last successful refresh,
+    and the sources whose latest refresh failed."""
+    return {
+        "refreshed": price_sources_last_refreshed(),
+        "failed_refreshes": price_refreshes_failed_since_success(),
+    }
+
+
 def offer_list_page(request: HttpRequest) -> HttpResponse:
     offer_filter = OfferFilter(
         request.GET, queryset=offer_list().order_by("usd_per_gpu_hour", "id")
@@ -104,7 +128,6 @@ def offer_list_page(request: HttpRequest) -> HttpResponse:
             "filter": offer_filter,
             "page": page,
             "query": query.urlencode(),
-            "refreshed": price_sources_last_refreshed(),
-            "stale_hours": settings.PRICE_STALE_AFTER_HOURS,
+            **refresh_status(),
         },
     )

@@ -346,7 +346,6 @@ SKYPILOT_CATALOG_URL = env.str(
 )
 PRICE_FEED_TIMEOUT_S = env.float("PRICE_FEED_TIMEOUT_S", default=30.0)
 PRICE_FEED_MAX_BYTES = env.int("PRICE_FEED_MAX_BYTES", default=20 * 1024 * 1024)
-PRICE_STALE_AFTER_HOURS = env.int("PRICE_STALE_AFTER_HOURS", default=72)
 
 # Jobs (uploads analysed by workers).
 JOB_UPLOAD_MAX_BYTES = env.int("JOB_UPLOAD_MAX_BYTES", default=512 * 1024 * 1024)

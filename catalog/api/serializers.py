@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
-from catalog.models import Gpu, MigProfile, Offer
+from catalog.domain.freshness import FRESHNESS_STATES
+from catalog.models import Gpu, MigProfile, Offer, ProviderKind
 
 
 class MigProfileSerializer(serializers.ModelSerializer):
@@ -45,6 +46,22 @@ class OfferSerializer(serializers.ModelSerializer):
         source="gpu.memory_gib", max_digits=8, decimal_places=2, read_only=True
     )
     usd_per_gpu_hour = serializers.FloatField(read_only=True)
+    provider_kind = serializers.ChoiceField(
+        source="provider.kind", choices=ProviderKind.choices, read_only=True
+    )
+    freshness = serializers.ChoiceField(
+        choices=[(state, state) for state in FRESHNESS_STATES],
+        read_only=True,
+        help_text=(
+            "live: listed by its feed's latest successful refresh; snapshot: from the bundled "
+            "snapshot, not refreshed since (price_observed_at is the snapshot's date); stale: a "
+            "later successful refresh of its feed no longer lists it (it may have been "
+            "withdrawn)."
+        ),
+    )
+    pricing_url = serializers.URLField(
+        read_only=True, allow_null=True, help_text="The provider's public pricing page."
+    )
 
     class Meta:
         model = Offer
@@ -67,4 +84,7 @@ class OfferSerializer(serializers.ModelSerializer):
             "usd_per_gpu_hour",
             "source",
             "price_observed_at",
+            "freshness",
+            "provider_kind",
+            "pricing_url",
         ]

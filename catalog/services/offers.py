@@ -62,14 +62,39 @@ def gpus_upsert(*, specs: Iterable[GpuSpec]) -> UpsertCounts:
 
 
 def providers_ensure(keys: Iterable[str]) -> dict[str, int]:
-    """Provider ids by key, creating the providers a feed names for the first time."""
+    """Provider ids by key, creating the providers a feed names for the first time (with the
+    bundled table's name, kind and pricing page when it knows them)."""
     keys = set(keys)
     known = {row["key"]: row for row in bundled_provider_rows()}
     ids = dict(Provider.objects.filter(key__in=keys).values_list("key", "id"))
     for key in sorted(keys - set(ids)):
-        row = known.get(key, {"name": key.replace("_", " ").title(), "website": ""})
-        ids[key] = Provider.objects.create(key=key, name=row["name"], website=row["website"]).pk
+        row = known.get(key) or {"name": key.replace("_", " ").title()}
+        ids[key] = Provider.objects.create(key=key, **_provider_values(row)).pk
     return ids
+
+
+def providers_sync() -> int:
+    """The bundled table's names, kinds and pricing pages onto the providers it lists (a new
+    release may correct them); returns how many changed."""
+    changed = 0
+    for row in bundled_provider_rows():
+        values = _provider_values(row)
+        provider, created = Provider.objects.get_or_create(key=row["key"], defaults=values)
+        stale = {name: value for name, value in values.items() if getattr(provider, name) != value}
+        if stale and not created:
+            Provider.objects.filter(pk=provider.pk).update(**stale)
+            changed += 1
+    return changed
+
+
+def _provider_values(row: dict[str, str]) -> dict[str, str]:
+    return {
+        "name": row["name"],
+        "website": row.get("website", ""),
+        "kind": row.get("kind", ""),
+        "kind_source": row.get("kind_source", ""),
+        "pricing_url_template": row.get("pricing_url", ""),
+    }
 
 
 def bundled_provider_rows() -> list[dict[str, str]]:
@@ -85,6 +110,8 @@ class _OfferWrites:
     repriced: list[Offer] = field(default_factory=list)
     reshaped: list[Offer] = field(default_factory=list)
     seen_ids: list[int] = field(default_factory=list)
+    # Seen at a price no older than the current one: this refresh now lists them.
+    listed_ids: list[int] = field(default_factory=list)
     history: list[PriceHistory] = field(default_factory=list)
     quarantine: list[QuarantinedPrice] = field(default_factory=list)
 
@@ -102,9 +129,14 @@ def _latest_quotes(
 
 
 def _new_offer(
-    quote: PriceQuote, provider_id: int, attributes: dict, observed_at: datetime
+    quote: PriceQuote,
+    provider_id: int,
+    attributes: dict,
+    observed_at: datetime,
+    refresh: PriceRefresh | None,
 ) -> Offer:
     return Offer(
+        listed_by=refresh,
         provider_id=provider_id,
         instance_type=quote.instance_type,
         region=quote.region,
@@ -134,6 +166,7 @@ def _plan_existing(
         counts.older_than_current += 1
         counts.unchanged += 1
         return
+    writes.listed_ids.append(offer.pk)
     price_changed = offer.usd_per_hour != quote.usd_per_hour
     if price_changed and refresh and needs_quarantine(offer.usd_per_hour, quote.usd_per_hour):
         writes.quarantine.append(
@@ -174,7 +207,7 @@ def _plan_existing(
         writes.repriced.append(offer)
 
 
-def _write(writes: _OfferWrites, observed_at: datetime) -> None:
+def _write(writes: _OfferWrites, observed_at: datetime, refresh: PriceRefresh | None) -> None:
     with transaction.atomic():
         Offer.objects.bulk_create(writes.to_create, batch_size=1000)
         writes.history.extend(
@@ -196,6 +229,8 @@ def _write(writes: _OfferWrites, observed_at: datetime) -> None:
         seen = Offer.objects.filter(pk__in=writes.seen_ids)
         seen.filter(last_seen_at__lt=observed_at).update(last_seen_at=observed_at)
         seen.filter(last_seen_at__isnull=True).update(last_seen_at=observed_at)
+        if refresh is not None:
+            Offer.objects.filter(pk__in=writes.listed_ids).update(listed_by=refresh)
         PriceHistory.objects.bulk_create(writes.history, batch_size=1000)
         QuarantinedPrice.objects.bulk_create(writes.quarantine, batch_size=1000)
 
@@ -235,7 +270,7 @@ def offers_upsert(
         offer = existing.get(key)
         if offer is None:
             writes.to_create.append(
-                _new_offer(quote, provider_ids[quote.provider], attributes, observed_at)
+                _new_offer(quote, provider_ids[quote.provider], attributes, observed_at, refresh)
             )
         else:
             _plan_existing(
@@ -247,7 +282,7 @@ def offers_upsert(
                 writes=writes,
                 counts=counts,
             )
-    _write(writes, observed_at)
+    _write(writes, observed_at, refresh)
     counts.created = len(writes.to_create)
     counts.history_rows = len(writes.history)
     counts.quarantined = len(writes.quarantine)

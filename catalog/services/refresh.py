@@ -20,16 +20,15 @@ from catalog.domain.validation import BatchRefused, ValidatedBatch, validate_bat
 from catalog.feeds import FETCHERS, FeedRequest, FetchedFeed
 from catalog.feeds.http import FeedError, TransientFeedError
 from catalog.feeds.skypilot import parse_vms_csv
-from catalog.models import Offer, PriceRefresh, PriceSource
+from catalog.models import Offer, PriceRefresh, PriceSource, Provider
 from catalog.selectors import gpu_memory_gib_by_key
 from catalog.services.mig import mig_profiles_upsert
 from catalog.services.offers import (
     BUNDLED_DATA_DIR,
     UpsertCounts,
-    bundled_provider_rows,
     gpus_upsert,
     offers_upsert,
-    providers_ensure,
+    providers_sync,
 )
 
 # A refresh still "running" after this long died with its worker: its lock is released.
@@ -42,6 +41,11 @@ ALIAS_SOURCE = {
     PriceSource.AZURE: "azure",
     PriceSource.CSV: "csv",
 }
+
+
+# Sources that list every offer of the providers they name: what they do not list is stale.
+# The bundled snapshot is old by design and a staff CSV lists a few rows.
+COVERING_SOURCES = frozenset({PriceSource.GPUHUNT, PriceSource.AZURE, PriceSource.SKYPILOT})
 
 
 class RefreshAlreadyRunning(Exception):
@@ -157,11 +161,18 @@ def price_refresh(
     observed_at = feed.observed_at or run.started_at
     with transaction.atomic():
         counts = offers_upsert(matched=batch.accepted, observed_at=observed_at, refresh=run)
-        providers = {quote.provider for quote, _ in batch.accepted}
-        stale = Offer.objects.filter(
-            provider__key__in=providers,
-            last_seen_at__lt=timezone.now() - timedelta(hours=settings.PRICE_STALE_AFTER_HOURS),
-        ).count()
+        stale = 0
+        if source in COVERING_SOURCES:
+            providers = Provider.objects.filter(
+                key__in={quote.provider for quote, _ in batch.accepted}
+            )
+            run.providers.set(providers)
+            # What it covers and did not list: withdrawn, as far as anyone can tell.
+            stale = (
+                Offer.objects.filter(provider__in=providers)
+                .exclude(listed_by__gte=run.pk)
+                .count()
+            )
         run.status = PriceRefresh.Status.SUCCEEDED
         run.finished_at = timezone.now()
         run.seen = seen
@@ -186,7 +197,7 @@ def catalog_load_bundled(*, data_dir: Path = BUNDLED_DATA_DIR) -> "CatalogLoadRe
     gpus = gpus_upsert(specs=specs)
     with (data_dir / "mig_profiles.csv").open(newline="") as mig_file:
         mig_profiles = mig_profiles_upsert(specs=parse_mig_profiles(mig_file))
-    providers_ensure(row["key"] for row in bundled_provider_rows())
+    providers_sync()
     excluded = {e["file"]: e["excluded"] for e in manifest["files"] if e.get("excluded")}
 
     def read_snapshot() -> FetchedFeed:

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Count, Min
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from catalog.domain.quotes import PriceQuote, PricingModel
@@ -167,19 +167,27 @@ def test_without_a_version_row_nothing_is_kept(catalog):
     assert [snapshot.get(), snapshot.get()] == [1, 2]
 
 
-def _expected_gpu_rows() -> dict[str, tuple[int, float | None]]:
+def _expected_gpu_rows() -> dict[str, tuple[int, float | None, float | None]]:
     """What the GPU list page showed when it annotated the query (before the snapshot)."""
     rows = Gpu.objects.annotate(
-        offer_count=Count("offers"), min_usd_per_gpu_hour=Min("offers__usd_per_gpu_hour")
+        offer_count=Count("offers"),
+        min_on_demand=Min("offers__usd_per_gpu_hour", filter=Q(offers__pricing_model="on_demand")),
+        min_spot=Min("offers__usd_per_gpu_hour", filter=Q(offers__pricing_model="spot")),
     )
-    return {gpu.canonical_key: (gpu.offer_count, gpu.min_usd_per_gpu_hour) for gpu in rows}
+    return {
+        gpu.canonical_key: (gpu.offer_count, gpu.min_on_demand, gpu.min_spot) for gpu in rows
+    }
 
 
-def _page_rows(client) -> dict[str, tuple[int, float | None]]:
+def _page_rows(client) -> dict[str, tuple[int, float | None, float | None]]:
     response = client.get("/")
     assert response.status_code == 200
     return {
-        gpu.canonical_key: (gpu.offer_count, gpu.min_usd_per_gpu_hour)
+        gpu.canonical_key: (
+            gpu.offer_count,
+            gpu.min_on_demand_usd_per_gpu_hour,
+            gpu.min_spot_usd_per_gpu_hour,
+        )
         for gpu in response.context["gpus"]
     }
 
@@ -189,7 +197,30 @@ def test_the_gpu_page_counts_and_cheapest_prices_follow_every_change(catalog, cl
     cheapest = Offer.objects.filter(gpu__canonical_key="H100-SXM").order_by("usd_per_gpu_hour")[0]
     Offer.objects.filter(pk=cheapest.pk).update(usd_per_hour=Decimal("0.01") * cheapest.gpu_count)
     rows = _page_rows(client)
-    assert rows["H100-SXM"][1] == pytest.approx(0.01)
+    assert min(rows["H100-SXM"][1:]) == pytest.approx(0.01)
     assert rows == _expected_gpu_rows()
     _offer_delete()
     assert _page_rows(client) == _expected_gpu_rows()
+
+
+@pytest.mark.parametrize("field", ["min_on_demand_usd_per_gpu_hour", "min_spot_usd_per_gpu_hour"])
+@pytest.mark.parametrize("descending", [False, True])
+def test_the_gpu_list_sorts_by_either_price_column_with_unpriced_gpus_last(
+    catalog, client, field, descending
+):
+    """Before: one "From $/GPU-h" column that mixed spot into on-demand, and did not sort."""
+    ordering = f"-{field}" if descending else field
+    gpus = client.get("/", {"ordering": ordering}).context["gpus"]
+    prices = [getattr(gpu, field) for gpu in gpus]
+    priced = [price for price in prices if price is not None]
+    assert priced == sorted(priced, reverse=descending) and len(priced) > 10
+    assert prices[len(priced) :] == [None] * (len(prices) - len(priced))
+
+
+def test_the_h100_shows_on_demand_and_spot_apart(catalog, client):
+    [h100] = [gpu for gpu in client.get("/").context["gpus"] if gpu.canonical_key == "H100-SXM"]
+    on_demand = Offer.objects.filter(gpu=h100, pricing_model="on_demand")
+    spot = Offer.objects.filter(gpu=h100, pricing_model="spot")
+    assert h100.min_on_demand_usd_per_gpu_hour == min(o.usd_per_gpu_hour for o in on_demand)
+    assert h100.min_spot_usd_per_gpu_hour == min(o.usd_per_gpu_hour for o in spot)
+    assert h100.min_spot_usd_per_gpu_hour < h100.min_on_demand_usd_per_gpu_hour
