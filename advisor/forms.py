@@ -90,7 +90,12 @@ CHOICE_LABELS: dict[str, dict[str, str]] = {
     "parameter_offload": {"true": "On", "false": "Off"},
     "activation_offloading": {"": "The stack's default", "true": "On", "false": "Off"},
     "optimizer_in_backward": {"": "The stack's default", "true": "On", "false": "Off"},
-    "pricing_model": {"on_demand": "On-demand", "spot": "Spot"},
+    "pricing_model": {
+        "on_demand": "On-demand",
+        "spot": "Spot",
+        "any": "Either (the cheaper, each says which)",
+    },
+    "exclude_marketplaces": {"true": "Yes", "false": "No"},
     "goal": {"cheapest": "Cheapest", "fastest": "Fastest"},
 }
 
@@ -153,6 +158,11 @@ FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         ("task", "stack", "weight_dtype", "context_tokens", "batch_size", "pricing_model", "goal"),
     ),
     (
+        "rental",
+        "Where you can rent",
+        ("providers", "exclude_providers", "regions", "exclude_marketplaces", "max_gpus"),
+    ),
+    (
         "serving",
         "Serving",
         ("gpu_memory_utilization", "kv_dtype", "concurrent_users", "output_tokens"),
@@ -178,6 +188,8 @@ FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
 )
 FIELD_NAMES = tuple(name for _, _, names in FIELDSETS for name in names)
+# Typed as comma-separated text, sent as lists.
+LIST_FIELDS = frozenset({"lora_targets", "providers", "exclude_providers", "regions"})
 INPUT_NAMES = ("source", *FIELD_NAMES)
 
 
@@ -194,6 +206,8 @@ def _model_suggestions() -> list[tuple[str, str]]:
 def _default_string(value: Any) -> str:
     if value is None or value is serializers.empty:
         return ""
+    if callable(value):  # a field's default=list
+        value = value()
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list | tuple):
@@ -270,6 +284,27 @@ class SizingForm(forms.Form):
     )
     pricing_model = PageField("Pricing", "select")
     goal = PageField("Rank by", "select")
+    providers = PageField(
+        "Providers",
+        "text",
+        help_text="Only these providers' offers, comma-separated keys (aws, gcp, lambda...).",
+        placeholder="any",
+    )
+    exclude_providers = PageField(
+        "Not these providers", "text", help_text="Comma-separated provider keys."
+    )
+    regions = PageField(
+        "Regions",
+        "text",
+        help_text="Region prefixes, comma-separated: us-, europe-, eastus...",
+        placeholder="anywhere",
+    )
+    exclude_marketplaces = PageField(
+        "Leave out marketplaces",
+        "select",
+        help_text="Vast.ai, Hyperbolic: hosts set the prices and the machines vary.",
+    )
+    max_gpus = PageField("At most", unit="GPUs")
     kv_dtype = PageField("KV-cache precision", "select")
     concurrent_users = PageField(
         "Concurrent users", unit="users", help_text="Replaces the batch size when given."
@@ -353,10 +388,10 @@ class SizingForm(forms.Form):
             if name in SOURCE_ONLY or name not in self.rules:
                 continue
             value = self._value(name)
-            if name == "lora_targets":
-                targets = [t for t in re.split(r"[,\s]+", value) if t]
-                if targets:
-                    payload[name] = targets
+            if name in LIST_FIELDS:
+                items = [item for item in re.split(r"[,\s]+", value) if item]
+                if items:
+                    payload[name] = items
             elif value != "":
                 payload[name] = value
         if self.model_source == "model":

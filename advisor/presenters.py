@@ -2,17 +2,21 @@
 memory and cost charts assembled from the report (advisor/charts/ draws them)."""
 
 import math
+from datetime import datetime
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
 from advisor import charts
+from advisor.domain.sizing.recommend import Rejection
 from advisor.forms import CHOICE_LABELS
+from catalog.domain.freshness import freshness_note
 
 GIB = 2**30
 MEMORY_CHART_FITTING = 12
 MEMORY_CHART_REJECTED = 3
 TABLE_ROWS = 20
+COULD_NOT_SIZE = Rejection.COULD_NOT_SIZE
 # The few GPU types whose MIG slices serve a copy cheapest; the JSON answer has them all.
 MIG_SLICE_ROWS = 5
 
@@ -52,6 +56,14 @@ def _region(region: str) -> str:
     return "" if text.lower() in {"default", "global", "any"} else text
 
 
+def _price_age(offer: dict[str, Any] | None) -> str:
+    """The offer's freshness as the page says it: "bundled snapshot of 2026-01-01"."""
+    if not offer or not offer.get("price_observed_at"):
+        return ""
+    observed = datetime.fromisoformat(offer["price_observed_at"])
+    return freshness_note(offer["freshness"], observed)
+
+
 def _candidate_row(candidate: dict[str, Any], training: bool) -> dict[str, Any]:
     offer = candidate.get("offer")
     try:
@@ -70,10 +82,17 @@ def _candidate_row(candidate: dict[str, Any], training: bool) -> dict[str, Any]:
         "usd_per_hour": _usd(candidate.get("usd_per_hour")),
         "priced": candidate.get("usd_per_hour") is not None,
         "provider": offer["provider_name"] if offer else "",
+        "marketplace": bool(offer and offer.get("provider_kind") == "marketplace"),
         "instance": offer["instance_type"] if offer else "",
         "region": _region(offer["region"]) if offer else "",
+        "pricing_label": offer["pricing_model"].replace("_", "-") if offer else "",
+        "pricing_url": offer.get("pricing_url") if offer else None,
+        "price_age": _price_age(offer),
+        "freshness": offer.get("freshness") if offer else "",
         "warnings": candidate.get("warnings") or [],
         "reason": candidate["reason"],
+        "rejection": candidate.get("rejection") or "",
+        "missing": candidate.get("missing") or [],
     }
     if training:
         hours = candidate.get("training_hours")
@@ -249,12 +268,14 @@ def answer_context(report: dict[str, Any]) -> dict[str, Any]:
         where = (
             f" on {row['provider']} at {row['usd_per_hour']}/h"
             if row["priced"]
-            else " (no offer in the catalogue at this pricing)"
+            else " (no offer in the catalogue at this pricing, where you can rent)"
         )
+        alternative = report.get("equal_cost_alternative")
         headline = {
             "row": row,
             "text": f"{row['label']}{where} — {row['memory_gib']} of {row['usable_gib']} GiB "
             "per GPU",
+            "alternative": alternative["sentence"] if alternative else "",
             "warnings": best.get("warnings") or [],
         }
     workload = report["workload"]
@@ -270,7 +291,10 @@ def answer_context(report: dict[str, Any]) -> dict[str, Any]:
         "more_fitting": fitting[TABLE_ROWS:],
         "fitting_count": len(fitting),
         "mig_slices": [] if training else _mig_slices(candidates),
-        "rejected": rejected,
+        "rejected": [row for row in rejected if row["rejection"] != COULD_NOT_SIZE],
+        "could_not_size": [row for row in rejected if row["rejection"] == COULD_NOT_SIZE],
+        "rejected_summary": report.get("rejected_summary", []),
+        "candidates_running": report.get("candidates_running", len(fitting)),
         "remedies": report["remedies"],
         "assumptions": report["assumptions"],
         "memory_chart": _memory_chart(report),

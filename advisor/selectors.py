@@ -5,10 +5,13 @@ figures silently.
 """
 
 from collections import defaultdict
+from dataclasses import dataclass
 from decimal import Decimal
 
 from advisor.domain.devices import Device, MigProfile, Offer
-from catalog.models import Gpu
+from catalog.domain.freshness import offer_freshness
+from catalog.domain.pricing_urls import pricing_url
+from catalog.models import Gpu, Provider
 from catalog.models import MigProfile as MigProfileRow
 from catalog.models import Offer as OfferRow
 from catalog.snapshots import CatalogueSnapshot
@@ -96,17 +99,27 @@ def device_list() -> list[Device]:
 
 
 def device_offers_list(*, pricing_model: str) -> dict[str, list[Offer]]:
-    """The offers at one pricing model, by the canonical key of their GPU."""
+    """The offers at one pricing model, by the canonical key of their GPU, with their
+    provider's kind and pricing page and their freshness."""
     offers: dict[str, list[Offer]] = defaultdict(list)
-    rows = OfferRow.objects.filter(pricing_model=pricing_model).values(
-        "gpu__canonical_key",
-        "provider__key",
-        "provider__name",
-        "instance_type",
-        "region",
-        "gpu_count",
-        "usd_per_hour",
-        "pricing_model",
+    rows = (
+        OfferRow.objects.filter(pricing_model=pricing_model)
+        .with_freshness()
+        .values(
+            "gpu__canonical_key",
+            "provider__key",
+            "provider__name",
+            "provider__kind",
+            "provider__pricing_url_template",
+            "instance_type",
+            "region",
+            "gpu_count",
+            "usd_per_hour",
+            "pricing_model",
+            "price_observed_at",
+            "delisted",
+            "listed_by_source",
+        )
     )
     for row in rows:
         offers[row["gpu__canonical_key"]].append(
@@ -118,6 +131,14 @@ def device_offers_list(*, pricing_model: str) -> dict[str, list[Offer]]:
                 gpu_count=row["gpu_count"],
                 usd_per_hour=float(row["usd_per_hour"]),
                 pricing_model=row["pricing_model"],
+                provider_kind=row["provider__kind"],
+                freshness=offer_freshness(
+                    listed_by_source=row["listed_by_source"], delisted=row["delisted"]
+                ),
+                price_observed_at=row["price_observed_at"],
+                pricing_url=pricing_url(
+                    row["provider__pricing_url_template"], row["instance_type"]
+                ),
             )
         )
     return offers
@@ -135,3 +156,32 @@ _snapshot = CatalogueSnapshot(_catalogue_read)
 def catalogue_snapshot_get(*, pricing_model: str) -> tuple[list[Device], dict[str, list[Offer]]]:
     """device_list() and device_offers_list(), reused while the catalogue version is unchanged."""
     return _snapshot.get(pricing_model)
+
+
+@dataclass(frozen=True)
+class RentalVocabulary:
+    """What a sizing request may name: the catalogue's provider keys and offer regions."""
+
+    provider_keys: tuple[str, ...]
+    regions: tuple[str, ...]  # lower case
+
+    def region_families(self) -> list[str]:
+        """The regions' first parts ("us-", "europe-"), for a message naming the known ones."""
+        return sorted({region.split("-")[0] + "-" for region in self.regions if "-" in region})
+
+
+def _rental_vocabulary_read(_key: object) -> RentalVocabulary:
+    return RentalVocabulary(
+        provider_keys=tuple(Provider.objects.order_by("key").values_list("key", flat=True)),
+        regions=tuple(
+            sorted({region.lower() for region in OfferRow.objects.values_list("region", flat=True)})
+        ),
+    )
+
+
+_vocabulary = CatalogueSnapshot(_rental_vocabulary_read)
+
+
+def rental_vocabulary_get() -> RentalVocabulary:
+    """The provider keys and regions, reused while the catalogue version is unchanged."""
+    return _vocabulary.get()

@@ -17,8 +17,10 @@ from advisor.domain.rightsizing import (
     verdict,
 )
 from advisor.domain.rightsizing.measured import MeasuredRank
+from advisor.domain.rightsizing.moves import move_to, trace_framework
 from advisor.domain.sizing.memory import GIB
 from advisor.domain.sizing.recommend import SizingResult, recommend
+from advisor.domain.sizing.rental import pricing_models
 from advisor.domain.sizing.workload import Workload
 from advisor.selectors import catalogue_snapshot_get
 from catalog.domain.device_names import DeviceMatch, match_device_name
@@ -29,7 +31,13 @@ _RIGHTSIZING_PRICING = "on_demand"
 
 
 def sizing_advise(*, workload: Workload) -> SizingResult:
-    devices, offers = catalogue_snapshot_get(pricing_model=workload.pricing_model)
+    """The workload sized on the catalogue, priced on the offers of its pricing model (both
+    models for `any`)."""
+    offers: dict[str, list[Offer]] = {}
+    for pricing_model in pricing_models(workload.pricing_model):
+        devices, by_device = catalogue_snapshot_get(pricing_model=pricing_model)
+        for key, rows in by_device.items():
+            offers[key] = [*offers.get(key, ()), *rows]
     return recommend(workload, devices, offers)
 
 
@@ -140,6 +148,16 @@ def _right_sizing(ranks: Sequence[MeasuredRank], current_key: str | None, node: 
             "the GPU this ran on is not in the catalogue, so nothing can be compared with it"
         )
         return result
+    framework = trace_framework(ranks)
+    moves = {
+        key: move
+        for key, device in by_key.items()
+        if key != current.key and (move := move_to(current, device, framework)) is not None
+    }
+    result["framework"] = framework
+    result["platform"] = current.platform
+    # Like for like: the same vendor's GPUs, which run the job as it is. Another vendor's are
+    # a move, listed apart with what it costs the code; never the recommendation.
     others = [device for key, device in by_key.items() if key != current.key]
     projections = project(
         observed,
@@ -148,12 +166,16 @@ def _right_sizing(ranks: Sequence[MeasuredRank], current_key: str | None, node: 
         offers,
         node_gpu_count=node.present_gpus if node.idle_gpus else None,
     )
-    sentence = recommendation(observed, projections, verdict=judged)
-    finding = idle_gpus_priced(node.finding, projections)
+    like_for_like = [p for p in projections if p.device.key not in moves]
+    sentence = recommendation(observed, like_for_like, verdict=judged)
+    finding = idle_gpus_priced(node.finding, like_for_like)
     result["recommendation"] = f"{finding}; {sentence}" if finding else sentence
+    result["moves"] = []
     for projection in projections:
         best = projection.best_offer
-        result["candidates"].append(
+        move = moves.get(projection.device.key)
+        rows = result["moves"] if move else result["candidates"]
+        rows.append(
             {
                 "gpu": projection.device.key,
                 "gpu_name": projection.device.name,
@@ -170,6 +192,7 @@ def _right_sizing(ranks: Sequence[MeasuredRank], current_key: str | None, node: 
                 "usd_per_1000_steps": _range(best.usd_per_1000_steps) if best else None,
                 "offer": _offer(best.offer) if best else None,
                 "notes": projection.notes,
+                **({"move": move.verdict, "move_why": move.why} if move else {}),
             }
         )
     return result

@@ -26,11 +26,30 @@ class _Snapshot:
 _snapshot: _Snapshot | None = None
 
 
+def _referenced_first(models: list) -> list:
+    """The models ordered so that every table a foreign key points at is copied before the
+    table that points at it: outside a transaction each COPY is checked when it ends."""
+    ordered: list = []
+
+    def visit(model) -> None:
+        if model in ordered:
+            return
+        for field in model._meta.concrete_fields:
+            target = field.related_model if field.is_relation else None
+            if target in models and target is not model:
+                visit(target)
+        ordered.append(model)
+
+    for model in models:
+        visit(model)
+    return ordered
+
+
 def _catalog_tables() -> list[str]:
     tables = []
-    for model in apps.get_app_config("catalog").get_models():
-        if model is CatalogueVersion:
-            continue  # not content: the triggers set it as the rows are copied in
+    models = [m for m in apps.get_app_config("catalog").get_models() if m is not CatalogueVersion]
+    # CatalogueVersion is not content: the triggers set it as the rows are copied in.
+    for model in _referenced_first(models):
         tables.append(model._meta.db_table)
         tables.extend(
             field.remote_field.through._meta.db_table for field in model._meta.local_many_to_many

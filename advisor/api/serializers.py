@@ -5,6 +5,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from advisor.api.rental_fields import RentalAndAnswerFields
 from advisor.domain.portability.questionnaire import Answers
 from advisor.domain.portability.questions import (
     COLLECTIVE_LIBRARIES,
@@ -28,6 +29,7 @@ from advisor.domain.sizing.architecture import (
 from advisor.domain.sizing.hub_ids import HubRef, InvalidHubId, looks_like_hub_id, parse_hub_ref
 from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.rental import ANY_PRICING, ON_DEMAND, PRICING_MODELS, Rental
 from advisor.domain.sizing.stacks import (
     DEFAULT_STACK_BY_TASK,
     GPU_MEMORY_UTILIZATION_MAX,
@@ -86,7 +88,7 @@ class ConfigJSONField(FormNullableJSONField):
             raise serializers.ValidationError(f"not valid JSON: {error}") from error
 
 
-class SizingRequestSerializer(JsonTypesMixin, serializers.Serializer):
+class SizingRequestSerializer(JsonTypesMixin, RentalAndAnswerFields):
     model = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -229,7 +231,10 @@ class SizingRequestSerializer(JsonTypesMixin, serializers.Serializer):
         ),
     )
     pricing_model = serializers.ChoiceField(
-        choices=[("on_demand", "on_demand"), ("spot", "spot")], default="on_demand"
+        choices=[(model, model) for model in (*PRICING_MODELS, ANY_PRICING)],
+        default=ON_DEMAND,
+        help_text="on_demand, spot, or any: each candidate on the cheaper of the two (its "
+        "offer's pricing_model says which).",
     )
     goal = serializers.ChoiceField(choices=_choices(Goal), default=Goal.CHEAPEST.value)
 
@@ -330,6 +335,14 @@ class SizingRequestSerializer(JsonTypesMixin, serializers.Serializer):
             optimizer_in_backward=attrs.get("optimizer_in_backward"),
             pricing_model=attrs["pricing_model"],
             goal=Goal(attrs["goal"]),
+            other_stacks=attrs["other_stacks"],
+            rental=Rental(
+                providers=attrs["providers"],
+                exclude_providers=attrs["exclude_providers"],
+                regions=attrs["regions"],
+                exclude_marketplaces=attrs["exclude_marketplaces"],
+                max_gpus=attrs["max_gpus"],
+            ),
             notes=tuple(notes),
         )
         try:

@@ -14,7 +14,9 @@ from advisor.services import sizing_advise
 
 class SizingView(APIView):
     """Will it fit, how fast, what will it cost, which instance: ranked for every GPU type
-    in the catalogue at 1, 2, 4 and 8 GPUs, each rejected candidate with its reason."""
+    in the catalogue at 1, 2, 4 and 8 GPUs (up to max_gpus), priced only where the team can
+    rent (providers, regions, marketplaces); the first max_candidates that run, and the rest
+    counted by reason in rejected_summary (listed with include_rejected)."""
 
     permission_classes = [AllowAny]
 
@@ -58,8 +60,13 @@ class SizingView(APIView):
     def post(self, request: Request) -> Response:
         serializer = SizingRequestSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
-        result = sizing_advise(workload=serializer.validated_data["workload"])
-        report = sizing_report(result)
+        data = serializer.validated_data
+        result = sizing_advise(workload=data["workload"])
+        report = sizing_report(
+            result,
+            max_candidates=data["max_candidates"],
+            include_rejected=data["include_rejected"],
+        )
         report["model"]["source"] = serializer.validated_data["model_source"]
         return Response(report)
 

@@ -7,8 +7,10 @@ sizing engine and right-sizing read the interconnect text through `Device.link`,
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 
+from advisor.domain.compatibility import platform_of
 from advisor.domain.sizing.memory import GIB, USABLE_FRACTION
 
 # Fabrics that join a whole node's GPUs (tensor parallelism stays inside one).
@@ -20,6 +22,7 @@ _PCIE_IN_TEXT = re.compile(r"pcie[^;]*?(\d+(?:\.\d+)?)\s*gb/s")
 # When the catalogue text names no PCIe figure, assume Gen3 x16, the slowest still rented.
 PCIE_FALLBACK_GB_S = 32.0
 MIB = 2**20
+MARKETPLACE = "marketplace"  # catalog.models.ProviderKind.MARKETPLACE
 # What the driver keeps of the total nvidia-smi reports before CUDA sees any ("Reserved" in
 # `nvidia-smi -q`): an H100 SXM reports 81,559 MiB ("H100: 81559MiB",
 # https://github.com/modal-labs/modal-client/pull/2797) and shows vLLM 79.19 GiB = 81,091 MiB
@@ -105,8 +108,26 @@ class Device:
         return f"{self.name}'s specs are low confidence: {why}"
 
     @cached_property
+    def platform(self) -> str:
+        """Its accelerator family in the compatibility table (compatibility.platform_of)."""
+        return platform_of(self.vendor, self.architecture)
+
+    @cached_property
     def link(self) -> Link:
         return Link.read(self.interconnect)
+
+    @property
+    def has_node_fabric(self) -> bool:
+        """Whether a whole node's GPUs share a fast fabric (NVLink, Infinity Fabric, ICI...):
+        not PCIe-only cards, nor bridged pairs, whose bridge a rented instance rarely has."""
+        return self.link.fast_link_gpus == NODE_FABRIC_GPUS
+
+    def tensor_parallel_over_pcie(self, tensor_parallel: int) -> bool:
+        """Whether a tensor-parallel group of this size all-reduces over PCIe (a bridge is
+        not counted on: cloud listings of consumer cards rarely include one)."""
+        return tensor_parallel > 1 and (
+            not self.has_node_fabric or tensor_parallel > self.fast_link_gpus
+        )
 
     @property
     def fast_link_gpus(self) -> int:
@@ -171,7 +192,18 @@ class Offer:
     gpu_count: int
     usd_per_hour: float
     pricing_model: str
+    # The catalogue's provider kind: hyperscaler, gpu_cloud, marketplace ("" when unknown).
+    provider_kind: str = ""
+    # How fresh the price is (catalog/domain/freshness.py: live, snapshot, stale) and when it
+    # was observed; None when the catalogue gave no date.
+    freshness: str = "live"
+    price_observed_at: datetime | None = None
+    pricing_url: str | None = None
 
     @property
     def usd_per_gpu_hour(self) -> float:
         return self.usd_per_hour / self.gpu_count
+
+    @property
+    def is_marketplace(self) -> bool:
+        return self.provider_kind == MARKETPLACE

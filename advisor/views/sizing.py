@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import push_url
 
 from advisor.api.serializers import MAX_CONFIG_BYTES
-from advisor.domain.sizing.report import sizing_report
+from advisor.domain.sizing.report import DEFAULT_MAX_CANDIDATES, sizing_report
 from advisor.forms import INPUT_NAMES, SOURCES, SizingForm
 from advisor.presenters import answer_context
 from advisor.services import sizing_advise
@@ -78,8 +78,16 @@ def _sizing_page(request: HttpRequest) -> HttpResponse:
         query = form.shareable_query
         if posted and query is not None and not htmx:
             return HttpResponseRedirect(f"{reverse('advisor:sizing')}?{query}#results", status=303)
-        context["answer"] = answer_context(sizing_report(sizing_advise(workload=form.workload)))
+        every = request.GET.get("candidates") == "all"
+        report = sizing_report(
+            sizing_advise(workload=form.workload),
+            max_candidates=0 if every else DEFAULT_MAX_CANDIDATES,
+            include_rejected=True,
+        )
+        context["answer"] = answer_context(report)
         context["share_url"] = f"{reverse('advisor:sizing')}?{query}" if query is not None else None
+        if context["share_url"] and not every:
+            context["all_candidates_url"] = f"{context['share_url']}&candidates=all#candidates"
     elif submitted:
         # 422 for htmx: htmx swaps it in (see the page's htmx-config), while the debug helper
         # of django-htmx would replace the whole page on a 400.

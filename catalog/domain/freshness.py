@@ -5,8 +5,9 @@
 - stale: a later successful refresh of a feed covering its provider no longer lists it. Only
   this state may say the provider may have withdrawn it.
 
-An offer a staff member entered or edited, listed by no refresh, is live: the person vouches
-for it, and its observation date is the edit's.
+An offer a staff member entered or edited is listed by no refresh and is live: the person
+vouches for it, and its observation date is the edit's, until a refresh covering its provider
+lists it again (live) or omits it (stale).
 """
 
 from datetime import datetime

@@ -74,15 +74,16 @@ def providers_ensure(keys: Iterable[str]) -> dict[str, int]:
 
 
 def providers_sync() -> int:
-    """The bundled table's names, kinds and pricing pages onto the providers it lists (a new
-    release may correct them); returns how many changed."""
+    """The providers the bundled table lists, created with its name, kind and pricing page;
+    an existing provider gets the table's value only where its own is empty (a staff edit in the
+    admin stays). Returns how many changed."""
     changed = 0
     for row in bundled_provider_rows():
         values = _provider_values(row)
         provider, created = Provider.objects.get_or_create(key=row["key"], defaults=values)
-        stale = {name: value for name, value in values.items() if getattr(provider, name) != value}
-        if stale and not created:
-            Provider.objects.filter(pk=provider.pk).update(**stale)
+        missing = {name: value for name, value in values.items() if not getattr(provider, name)}
+        if missing and not created:
+            Provider.objects.filter(pk=provider.pk).update(**missing)
             changed += 1
     return changed
 
@@ -298,6 +299,8 @@ def offer_price_set(
         offer.usd_per_hour = usd_per_hour
         offer.source = f"admin edit by {user.get_username()}"
         offer.price_observed_at = now
+        # A person vouches for it now: live until a refresh of its feed omits it.
+        offer.listed_by = None
         offer.save()
         return PriceHistory.objects.create(
             offer=offer,

@@ -169,9 +169,7 @@ def price_refresh(
             run.providers.set(providers)
             # What it covers and did not list: withdrawn, as far as anyone can tell.
             stale = (
-                Offer.objects.filter(provider__in=providers)
-                .exclude(listed_by__gte=run.pk)
-                .count()
+                Offer.objects.filter(provider__in=providers).exclude(listed_by__gte=run.pk).count()
             )
         run.status = PriceRefresh.Status.SUCCEEDED
         run.finished_at = timezone.now()

@@ -79,10 +79,13 @@ def catalogue_devices() -> dict[str, Device]:
 
 def made_up_device(key: str = "x", **figures) -> Device:
     """A device named `key` (AMD for MI* keys) with only the given figures: 80 GiB at 1,000 GB/s
-    over NVLink unless told otherwise, no throughput figure and no TF32/BF16/FP8 support."""
+    over NVLink unless told otherwise, no throughput figure and no TF32/BF16/FP8 support; an
+    architecture every stack runs on (Hopper, CDNA 3) unless told otherwise."""
+    amd = key.startswith("MI")
     values = {
         "name": key,
-        "vendor": "AMD" if key.startswith("MI") else "NVIDIA",
+        "vendor": "AMD" if amd else "NVIDIA",
+        "architecture": "CDNA 3" if amd else "Hopper",
         "memory_gib": 80,
         "bandwidth_gb_s": 1000,
         "fp32_tflops": None,

@@ -105,7 +105,10 @@ def test_well_typed_requests_get_an_answer_or_a_400_naming_the_field(api, body):
     event(f"status {response.status_code}")
     if response.status_code == 200:
         answer = response.json()
-        assert answer["candidates"]
+        # Every candidate is either listed (those that run) or counted by why it does not.
+        listed = len(answer["candidates"])
+        rejected = sum(row["count"] for row in answer["rejected_summary"])
+        assert listed == min(answer["candidates_running"], 25) and listed + rejected > 0
         assert answer["fits_anywhere"] == (answer["recommendation"] is not None)
         assert bool(answer["remedies"]) != answer["fits_anywhere"]
         assert all(c["memory_per_gpu_bytes"] > 0 for c in answer["candidates"])

@@ -120,7 +120,21 @@ REJECTION_REASONS = (
     re.compile(r"^\S+ has no BF16 support: choose an fp16 KV cache$"),
     re.compile(r"^tensor parallel \d+ does not divide \d+ GPUs$"),
     re.compile(r"^\d+ attention heads do not split over \d+ GPUs$"),
+    re.compile(r"^could not size: the catalogue has no \S+ TFLOPS figure for \S+$"),
+    re.compile(r"^.+ does not run on .+$"),
+    re.compile(
+        r"^one .+ holds it on its own \(.+\): tensor parallel over PCIe is offered only when "
+        r"no single card does$"
+    ),
 )
+REJECTION_KINDS = {
+    "does_not_fit",
+    "could_not_size",
+    "precision",
+    "layout",
+    "pcie_tensor_parallel",
+    "stack",
+}
 
 
 ANY_TASK = st.sampled_from(Task)
@@ -188,8 +202,10 @@ def _check_every_candidate_fits_or_says_why(workload: Workload) -> bool:
             assert any(pattern.match(candidate.reason) for pattern in REJECTION_REASONS), (
                 candidate.reason
             )
+            assert candidate.rejection in REJECTION_KINDS
             if candidate.reason.startswith("needs "):
                 assert candidate.memory.total > candidate.usable_bytes
+                assert candidate.rejection == "does_not_fit"
     # Remedies are sized exactly when nothing fits; the best answer is ranked first.
     assert bool(result.remedies) != bool(result.fitting)
     if result.fitting:

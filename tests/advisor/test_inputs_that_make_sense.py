@@ -34,9 +34,15 @@ def page_text(response) -> str:
 
 
 def size_json(**options) -> dict:
+    """`size --json`, listing every candidate, those that do not run included."""
     out = StringIO()
-    call_command("size", "--json", stdout=out, **options)
+    call_command(
+        "size", "--json", "--include-rejected", "--max-candidates=0", stdout=out, **options
+    )
     return json.loads(out.getvalue())
+
+
+EVERY = {"include_rejected": True, "max_candidates": 0}
 
 
 # Refusals: (API body, page form, `size` options, the field named, the message) ----------------
@@ -139,12 +145,16 @@ def test_a_depth_derived_from_a_layer_count_is_refused_when_no_model_is_that_wid
 
 
 def test_fp16_weights_get_an_fp16_kv_cache_and_run_on_gpus_without_bf16(api, web, catalog):
-    body = api.post(API, {"model": "llama-3.1-8b", "weight_dtype": "fp16"}, format="json").json()
+    body = api.post(
+        API, {"model": "llama-3.1-8b", "weight_dtype": "fp16", **EVERY}, format="json"
+    ).json()
     assert not any(NO_BF16_KV in c["reason"] for c in body["candidates"])
     assert any("KV cache fp16: the weights' dtype" in line for line in body["assumptions"])
     # The catalogue has a GPU without BF16: asked for, a bf16 cache is still refused there.
     asked = api.post(
-        API, {"model": "llama-3.1-8b", "weight_dtype": "fp16", "kv_dtype": "bf16"}, format="json"
+        API,
+        {"model": "llama-3.1-8b", "weight_dtype": "fp16", "kv_dtype": "bf16", **EVERY},
+        format="json",
     ).json()
     assert any(NO_BF16_KV in c["reason"] for c in asked["candidates"])
     page = web.get(PAGE, {"model": "llama-3.1-8b", "weight_dtype": "fp16"})

@@ -38,7 +38,9 @@ def test_high_and_medium_confidence_parts_carry_no_low_confidence_warning():
 def test_the_sizing_api_says_the_a10gs_specs_are_low_confidence(api):
     """AWS's A10G has no NVIDIA datasheet: the catalogue marks it low, and every A10G
     candidate of the answer carries the warning; an H100 (datasheet) carries none."""
-    body = api.post(URL, {"model": "llama-3.2-3b", "task": "inference"}, format="json").json()
+    body = api.post(
+        URL, {"model": "llama-3.2-3b", "task": "inference", "max_candidates": 0}, format="json"
+    ).json()
     a10g = [c for c in body["candidates"] if c["gpu"] == "A10G"]
     h100 = [c for c in body["candidates"] if c["gpu"] == "H100-SXM"]
     assert a10g and h100
@@ -51,12 +53,16 @@ def test_the_sizing_api_says_the_a10gs_specs_are_low_confidence(api):
         assert not any("low confidence" in w for w in candidate["warnings"])
 
 
-def test_a_part_whose_bf16_figure_is_unknown_is_not_said_to_lack_bf16():
-    """L20, H800 and most GeForce cards support BF16 but publish no figure for it."""
+def test_a_part_whose_bf16_figure_is_unknown_could_not_be_sized_and_is_not_said_to_lack_bf16():
+    """A part that supports BF16 but publishes no figure for it is "could not size", with
+    what is missing, never "does not fit" nor "has no BF16"."""
     unknown = made_up_device("UNKNOWN", supports_bf16=True, confidence="low", spec_notes=NOTE)
     for candidate in _sized([unknown]):
-        assert not candidate.fits
-        assert candidate.reason == "the catalogue has no BF16 figure for UNKNOWN: not sized"
+        assert not candidate.fits and candidate.rejection == "could_not_size"
+        assert candidate.missing == ["BF16 TFLOPS"]
+        assert candidate.reason == (
+            "could not size: the catalogue has no BF16 TFLOPS figure for UNKNOWN"
+        )
 
 
 def test_a_part_without_bf16_units_is_still_said_to_lack_them():

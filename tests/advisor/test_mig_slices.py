@@ -15,7 +15,7 @@ URL = "/api/v1/advice/sizing"
 def _answer(api, **payload) -> dict:
     """The answer for Llama 2 7B (4,096-token context, one sequence) served on vLLM unless the
     payload says otherwise."""
-    payload = {"model": "llama-2-7b", **payload}
+    payload = {"model": "llama-2-7b", "max_candidates": 0, "include_rejected": True, **payload}
     if payload.get("task", "inference") == "inference":
         payload.setdefault("stack", "vllm")
     response = api.post(URL, payload, format="json")

@@ -18,7 +18,7 @@ from advisor.domain.sizing.architecture.quantization import MXFP4_BITS
 from advisor.domain.sizing.assumptions import assumptions
 from advisor.domain.sizing.memory import Parallelism, memory_per_gpu
 from advisor.domain.sizing.precision import Dtype
-from advisor.domain.sizing.recommend import _remedy_variants
+from advisor.domain.sizing.remedies import _remedy_variants
 from advisor.domain.sizing.speed.inference import _weight_bytes_read
 from advisor.domain.sizing.workload import Task, Workload
 from tests.helpers import bundled_config as bundled

@@ -6,6 +6,7 @@ from advisor.domain.devices import Offer
 from advisor.selectors import catalogue_snapshot_get, device_list, device_offers_list
 from catalog.models import Gpu
 from catalog.models import Offer as OfferRow
+from catalog.selectors import offer_list
 from tests.advisor.devices import catalogue_devices
 from tests.catalog.test_admin_price_edit import change_form_data, change_url
 
@@ -20,7 +21,7 @@ def test_every_catalogue_gpu_reads_into_the_device_field_of_its_name(catalog):
 
 def test_every_offer_reads_into_the_offer_field_of_its_name(catalog):
     offers = device_offers_list(pricing_model="spot")
-    rows = OfferRow.objects.filter(pricing_model="spot").select_related("gpu", "provider")
+    rows = offer_list().filter(pricing_model="spot")
     expected: dict[str, list[Offer]] = {}
     for row in rows:
         expected.setdefault(row.gpu.canonical_key, []).append(
@@ -32,6 +33,10 @@ def test_every_offer_reads_into_the_offer_field_of_its_name(catalog):
                 gpu_count=row.gpu_count,
                 usd_per_hour=float(row.usd_per_hour),
                 pricing_model="spot",
+                provider_kind=row.provider.kind,
+                freshness=row.freshness,
+                price_observed_at=row.price_observed_at,
+                pricing_url=row.pricing_url,
             )
         )
     assert expected and {key: sorted(map(repr, rows)) for key, rows in offers.items()} == {
@@ -61,6 +66,10 @@ def _cheapest_answer(api) -> dict:
     return response.json()["candidates"][0]
 
 
+def _where(offer: OfferRow) -> tuple[str, str]:
+    return offer.instance_type, offer.region
+
+
 def _offer_of(candidate: dict) -> OfferRow:
     return OfferRow.objects.get(
         gpu__canonical_key=candidate["gpu"],
@@ -85,21 +94,16 @@ def test_a_price_edited_in_the_admin_is_in_the_very_next_sizing_answer(api, admi
     assert offer.usd_per_hour == new_price
     second = _cheapest_answer(api)
     assert second != first
-    assert second["usd_per_hour"] != first["usd_per_hour"]
-    assert (
-        catalogue_snapshot_get(pricing_model="on_demand")[1][first["gpu"]].count(
-            Offer(
-                provider=offer.provider.key,
-                provider_name=offer.provider.name,
-                instance_type=offer.instance_type,
-                region=offer.region,
-                gpu_count=offer.gpu_count,
-                usd_per_hour=float(new_price),
-                pricing_model="on_demand",
-            )
-        )
-        == 1
-    )
+    # Another instance (another region at the same price, or another GPU) is priced now.
+    assert second["offer"] != first["offer"]
+    [edited] = [
+        o
+        for o in catalogue_snapshot_get(pricing_model="on_demand")[1][first["gpu"]]
+        if (o.provider, o.instance_type, o.region) == (offer.provider.key, *_where(offer))
+    ]
+    assert edited.usd_per_hour == float(new_price)
+    # A person vouched for it today: live, dated today.
+    assert edited.freshness == "live" and edited.price_observed_at == offer.price_observed_at
 
 
 def test_a_gpu_edited_through_a_bulk_write_is_in_the_next_snapshot(catalog):

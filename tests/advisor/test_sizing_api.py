@@ -32,9 +32,27 @@ def test_a_sizing_answer_has_the_documented_fields(api):
         "allocator_headroom",
     }
     first = body["candidates"][0]
-    assert {"gpu", "gpu_count", "fits", "reason", "usd_per_hour"} <= set(first)
-    assert len(body["candidates"]) == 4 * Gpu.objects.count()  # 1, 2, 4 and 8 of every GPU
+    assert {"gpu", "gpu_count", "fits", "rejection", "reason", "usd_per_hour"} <= set(first)
+    assert {"freshness", "price_observed_at", "pricing_url", "provider_kind"} <= set(first["offer"])
+    # The first 25 that run; the others counted by why not (1, 2, 4 and 8 of every GPU).
+    assert len(body["candidates"]) == 25 and all(c["fits"] for c in body["candidates"])
+    counted = body["candidates_running"] + sum(r["count"] for r in body["rejected_summary"])
+    assert counted == 4 * Gpu.objects.count()
     assert body["assumptions"]
+
+
+def test_max_candidates_and_include_rejected_list_more(api):
+    """Before: 328 candidates, 282 KB, with no way to ask for less."""
+    body = {"model": "llama-3.1-70b", "task": "qlora"}
+    every = api.post(URL, {**body, "max_candidates": 0, "include_rejected": True}, format="json")
+    assert len(every.json()["candidates"]) == 4 * Gpu.objects.count()
+    short = api.post(URL, {**body, "max_candidates": 3}, format="json").json()
+    assert len(short["candidates"]) == 3
+    assert short["candidates"] == every.json()["candidates"][:3]
+    assert len(api.post(URL, body, format="json").content) < 100_000
+    summary = short["rejected_summary"]
+    assert {"rejection", "count", "example"} <= set(summary[0])
+    assert summary == sorted(summary, key=lambda row: -row["count"])
 
 
 def test_kv_bytes_per_token_follow_the_chosen_kv_dtype(api):

@@ -174,9 +174,7 @@ def _expected_gpu_rows() -> dict[str, tuple[int, float | None, float | None]]:
         min_on_demand=Min("offers__usd_per_gpu_hour", filter=Q(offers__pricing_model="on_demand")),
         min_spot=Min("offers__usd_per_gpu_hour", filter=Q(offers__pricing_model="spot")),
     )
-    return {
-        gpu.canonical_key: (gpu.offer_count, gpu.min_on_demand, gpu.min_spot) for gpu in rows
-    }
+    return {gpu.canonical_key: (gpu.offer_count, gpu.min_on_demand, gpu.min_spot) for gpu in rows}
 
 
 def _page_rows(client) -> dict[str, tuple[int, float | None, float | None]]:

@@ -48,3 +48,13 @@ def test_the_api_gives_every_offer_its_pricing_url(catalog):
     offer = row["results"][0]
     family = offer["instance_type"].split(".")[0]
     assert offer["pricing_url"] == f"https://aws.amazon.com/ec2/instance-types/{family}/"
+
+
+def test_loading_the_catalogue_again_keeps_a_staff_correction(catalog):
+    from catalog.services.refresh import catalog_load_bundled
+
+    Provider.objects.filter(key="runpod").update(kind="marketplace")
+    Provider.objects.filter(key="lambda").update(pricing_url_template="")
+    catalog_load_bundled()
+    assert Provider.objects.get(key="runpod").kind == "marketplace"
+    assert Provider.objects.get(key="lambda").pricing_url_template == "https://lambda.ai/pricing"

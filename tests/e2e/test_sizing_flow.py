@@ -60,7 +60,7 @@ def test_size_qlora_on_llama_70b_and_read_the_answer(page: Page, site: str, csp_
     expect(page.get_by_label("Task")).to_have_value("qlora")
 
     # The rejected configurations are there, folded away, each with its reason.
-    page.get_by_text(re.compile(r"configurations? that do not fit, and why")).click()
+    page.get_by_text(re.compile(r"configurations? that do not run, and why")).click()
     expect(page.locator("details.rejected table")).to_contain_text("GiB usable")
     assert csp_violations == []
 

@@ -11,6 +11,8 @@ from advisor.domain.sizing.memory import (
     USABLE_FRACTION,
     trainable_params,
 )
+from advisor.domain.sizing.ranking import COST_TIE_FRACTION
+from advisor.domain.sizing.rental import ANY_PRICING, OFFER_TIE_FRACTION
 from advisor.domain.sizing.speed import (
     DECODE_BANDWIDTH_EFFICIENCY,
     INFERENCE_COMPUTE_EFFICIENCY,
@@ -154,5 +156,16 @@ def assumptions(workload: Workload) -> list[str]:
                 f"LoRA rank {workload.lora_rank} on "
                 f"{', '.join(workload.lora_targets)} linear layers"
             )
-    items.append(f"prices: {workload.pricing_model.replace('_', '-')}, cheapest offer per instance")
+    pricing = (
+        "the cheaper of on-demand and spot for each candidate (each offer says which)"
+        if workload.pricing_model == ANY_PRICING
+        else workload.pricing_model.replace("_", "-")
+    )
+    items.append(
+        f"prices: {pricing}, the cheapest offer per instance that is not stale; within "
+        f"{OFFER_TIE_FRACTION:.0%} of it, a provider that is not a marketplace and a live price "
+        f"first; costs within {COST_TIE_FRACTION:.0%} tie, and the simpler layout to rent "
+        "(fewer GPUs, no tensor parallelism over PCIe) goes first"
+    )
+    items.extend(workload.rental.notes())
     return items

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from advisor.domain.compatibility.moves import StackMove
+from advisor.domain.devices import Offer
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.architecture.model import StoredWeights
 from advisor.domain.sizing.memory import GIB
@@ -37,6 +39,26 @@ def _stored_weights(stored: StoredWeights | None) -> dict[str, Any] | None:
     }
 
 
+def offer_report(offer: Offer | None) -> dict[str, Any] | None:
+    """The offer a candidate is priced on, with its price's age and the provider's page."""
+    if offer is None:
+        return None
+    return {
+        "provider": offer.provider,
+        "provider_name": offer.provider_name,
+        "provider_kind": offer.provider_kind or None,
+        "instance_type": offer.instance_type,
+        "region": offer.region,
+        "pricing_model": offer.pricing_model,
+        "usd_per_hour": offer.usd_per_hour,
+        "freshness": offer.freshness,
+        "price_observed_at": (
+            offer.price_observed_at.isoformat() if offer.price_observed_at else None
+        ),
+        "pricing_url": offer.pricing_url,
+    }
+
+
 def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dict[str, Any]:
     offer = candidate.offer
     report: dict[str, Any] = {
@@ -44,6 +66,8 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
         "gpu_name": candidate.device.name,
         "gpu_count": candidate.gpu_count,
         "fits": candidate.fits,
+        "rejection": candidate.rejection,
+        "missing": candidate.missing,
         "reason": candidate.reason,
         "parallelism": candidate.parallelism.describe(),
         "tensor_parallel": candidate.parallelism.tensor_parallel,
@@ -55,15 +79,8 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
         "warnings": candidate.warnings,
         "usd_per_hour": offer.usd_per_hour if offer else None,
         "mig_slice": mig_slice_report(candidate.mig_slice, candidate.device),
-        "offer": {
-            "provider": offer.provider,
-            "provider_name": offer.provider_name,
-            "instance_type": offer.instance_type,
-            "region": offer.region,
-            "pricing_model": offer.pricing_model,
-        }
-        if offer
-        else None,
+        "offer": offer_report(offer),
+        "with_other_stack": _move_report(candidate.move) if candidate.move else None,
     }
     if candidate.speed:
         speed = candidate.speed
@@ -102,6 +119,14 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
     return report
 
 
+def _listed(
+    candidates: list[Candidate], max_candidates: int, include_rejected: bool
+) -> list[Candidate]:
+    running = [c for c in candidates if c.fits]
+    shown = running[:max_candidates] if max_candidates else running
+    return shown + ([c for c in candidates if not c.fits] if include_rejected else [])
+
+
 def stack_report(workload: Workload) -> dict[str, Any]:
     """The stack and the settings of it this answer used: its published defaults, with the
     memory fraction (serving) or the checkpointing granularity (training) as applied."""
@@ -117,7 +142,93 @@ def stack_report(workload: Workload) -> dict[str, Any]:
     return report
 
 
-def sizing_report(result: SizingResult) -> dict[str, Any]:
+DEFAULT_MAX_CANDIDATES = 25
+
+
+def _move_report(move: StackMove) -> dict[str, Any]:
+    return {
+        "stack": move.stack,
+        "move": move.move,
+        "why": move.why,
+        "sources": [source.url for source in move.sources],
+    }
+
+
+def other_stacks_report(result: SizingResult) -> list[dict[str, Any]]:
+    """GPU types the stack does not run on where another stack runs the work: the stack, what
+    the move costs the team's code, and that stack's best candidate there."""
+    rows = []
+    for other in result.other_stacks:
+        best = other.best
+        rows.append(
+            {
+                "gpu": other.device.key,
+                "gpu_name": other.device.name,
+                **_move_report(other.move),
+                "lacks": list(other.lacks),
+                "best": None
+                if best is None
+                else {
+                    "gpu_count": best.gpu_count,
+                    "reason": best.reason,
+                    "offer": offer_report(best.offer),
+                    "usd_per_job": _range(best.usd_per_job, 2),
+                    "usd_per_million_tokens": _range(best.usd_per_million_tokens),
+                },
+            }
+        )
+    return rows
+
+
+def rejected_summary(candidates: list[Candidate]) -> list[dict[str, Any]]:
+    """The candidates that do not run, counted by kind, with the first (closest) of each."""
+    by_kind: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        if not candidate.fits:
+            by_kind.setdefault(candidate.rejection or "other", []).append(candidate)
+    return [
+        {
+            "rejection": kind,
+            "count": len(rejected),
+            "example": {
+                "gpu": rejected[0].device.key,
+                "gpu_count": rejected[0].gpu_count,
+                "reason": rejected[0].reason,
+            },
+        }
+        for kind, rejected in sorted(by_kind.items(), key=lambda item: -len(item[1]))
+    ]
+
+
+def _equal_cost_alternative(candidate: Candidate | None) -> dict[str, Any] | None:
+    """For a training lead: the layout with fewer GPUs at the same bill, and the sentence."""
+    alternative = candidate.equal_cost_alternative if candidate else None
+    if alternative is None or alternative.usd_per_job is None or alternative.training is None:
+        return None
+    hours = alternative.training.hours.expected
+    usd = alternative.usd_per_job.expected
+    return {
+        "gpu": alternative.device.key,
+        "gpu_count": alternative.gpu_count,
+        "training_hours": round(hours, 2),
+        "usd_per_job": round(usd, 2),
+        "offer": offer_report(alternative.offer),
+        "sentence": (
+            f"or {alternative.gpu_count}x {alternative.device.name} in {hours:,.0f} h "
+            f"for the same ${usd:,.0f}"
+        ),
+    }
+
+
+def sizing_report(
+    result: SizingResult,
+    *,
+    max_candidates: int = DEFAULT_MAX_CANDIDATES,
+    include_rejected: bool = False,
+) -> dict[str, Any]:
+    """The answer. `candidates` lists the first `max_candidates` that run, in rank order (0:
+    all), and, with `include_rejected`, every one that does not after them; the rejected are
+    always counted by kind in `rejected_summary`."""
     workload = result.workload
     arch = workload.architecture
     best = result.best
@@ -164,6 +275,12 @@ def sizing_report(result: SizingResult) -> dict[str, Any]:
             "optimizer_in_backward": workload.optimizer_in_backward,
             "pricing_model": workload.pricing_model,
             "goal": str(workload.goal),
+            "providers": list(workload.rental.providers),
+            "exclude_providers": list(workload.rental.exclude_providers),
+            "regions": list(workload.rental.regions),
+            "exclude_marketplaces": workload.rental.exclude_marketplaces,
+            "max_gpus": workload.rental.max_gpus,
+            "other_stacks": workload.other_stacks,
         },
         "stack": stack_report(workload),
         "memory": reference.memory.as_dict(),
@@ -177,7 +294,14 @@ def sizing_report(result: SizingResult) -> dict[str, Any]:
         ),
         "fits_anywhere": best is not None,
         "recommendation": candidate_report(best, encoder_only=encoder_only) if best else None,
-        "candidates": [candidate_report(c, encoder_only=encoder_only) for c in result.candidates],
+        "equal_cost_alternative": _equal_cost_alternative(best),
+        "candidates": [
+            candidate_report(c, encoder_only=encoder_only)
+            for c in _listed(result.candidates, max_candidates, include_rejected)
+        ],
+        "candidates_running": sum(1 for c in result.candidates if c.fits),
+        "rejected_summary": rejected_summary(result.candidates),
+        "with_other_stacks": other_stacks_report(result),
         "remedies": [
             {
                 "name": remedy.name,

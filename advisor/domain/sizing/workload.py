@@ -11,6 +11,7 @@ from enum import StrEnum
 from advisor.domain.sizing.architecture import ModelArchitecture
 from advisor.domain.sizing.architecture.model import StoredWeights
 from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.rental import ON_DEMAND, Rental
 from advisor.domain.sizing.stacks import (
     DEFAULT_STACK_BY_TASK,
     GPU_MEMORY_UTILIZATION_MAX,
@@ -143,9 +144,14 @@ class Workload:
     # Stack.optimizer_in_backward); a choice needs a stack that offers it.
     activation_offloading: bool | None = None
     optimizer_in_backward: bool | None = None
-    # Choosing
-    pricing_model: str = "on_demand"
+    # Choosing: on_demand, spot, or any (the cheaper of the two for each candidate); where the
+    # team can rent (providers, regions, marketplaces, at most how many GPUs).
+    pricing_model: str = ON_DEMAND
     goal: Goal = Goal.CHEAPEST
+    rental: Rental = field(default_factory=Rental)
+    # Where the stack does not run, rank another stack's candidates beside its own (listed
+    # apart otherwise).
+    other_stacks: bool = False
     # A quantised checkpoint (architecture.stored_weights) is served as stored unless a
     # weight_dtype was chosen: then False, and the weights are re-cast to weight_dtype.
     weights_as_stored: bool = True

@@ -29,7 +29,11 @@ OPTIONS = [
     "num_layers",
     "hidden_size",
     "num_kv_heads",
+    "max_gpus",
+    "max_candidates",
 ]
+# Comma-separated on the command line, lists in the request.
+LIST_OPTIONS = ["lora_targets", "providers", "exclude_providers", "regions"]
 
 
 class Command(BaseCommand):
@@ -67,6 +71,8 @@ class Command(BaseCommand):
             "num_layers",
             "hidden_size",
             "num_kv_heads",
+            "max_gpus",
+            "max_candidates",
         ]:
             parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int)
         parser.add_argument("--train-tokens", dest="train_tokens", type=float)
@@ -99,9 +105,27 @@ class Command(BaseCommand):
             parser.add_argument(
                 flag, choices=["on", "off"], help=f"Training: {what} (default: the stack's)."
             )
-        parser.add_argument("--pricing-model", dest="pricing_model")
+        parser.add_argument(
+            "--pricing-model", dest="pricing_model", help="on_demand (default), spot or any"
+        )
         parser.add_argument("--goal")
-        parser.add_argument("--lora-targets", dest="lora_targets", help="comma-separated")
+        for name, what in (
+            ("lora_targets", "LoRA module groups"),
+            ("providers", "only these providers' offers (keys: aws, gcp, lambda...)"),
+            ("exclude_providers", "no offers of these providers"),
+            ("regions", "only regions starting with these prefixes (us-, europe-...)"),
+        ):
+            parser.add_argument(
+                f"--{name.replace('_', '-')}", dest=name, help=f"{what}, comma-separated"
+            )
+        parser.add_argument(
+            "--exclude-marketplaces",
+            action="store_true",
+            help="no offers of marketplaces, where hosts set the prices",
+        )
+        parser.add_argument(
+            "--include-rejected", action="store_true", help="list what does not run too (--json)"
+        )
         parser.add_argument("--no-gradient-checkpointing", action="store_true")
         parser.add_argument("--no-flash-attention", action="store_true")
         parser.add_argument("--top", type=int, default=10, help="Candidates to print.")
@@ -123,8 +147,11 @@ class Command(BaseCommand):
             data["params"] = int(options["params"])
         if options.get("train_tokens") is not None:
             data["train_tokens"] = int(options["train_tokens"])
-        if options["lora_targets"]:
-            data["lora_targets"] = options["lora_targets"].split(",")
+        for name in LIST_OPTIONS:
+            if options[name]:
+                data[name] = [item.strip() for item in options[name].split(",") if item.strip()]
+        data["exclude_marketplaces"] = options["exclude_marketplaces"]
+        data["include_rejected"] = options["include_rejected"]
         data["gradient_checkpointing"] = not options["no_gradient_checkpointing"]
         data["flash_attention"] = not options["no_flash_attention"]
         data["optimizer_offload"] = options["optimizer_offload"]
@@ -138,8 +165,13 @@ class Command(BaseCommand):
                 f"{field}: {' '.join(map(str, msgs))}" for field, msgs in serializer.errors.items()
             )
             raise CommandError(errors)
-        report = sizing_report(sizing_advise(workload=serializer.validated_data["workload"]))
-        report["model"]["source"] = serializer.validated_data["model_source"]
+        validated = serializer.validated_data
+        report = sizing_report(
+            sizing_advise(workload=validated["workload"]),
+            max_candidates=validated["max_candidates"],
+            include_rejected=validated["include_rejected"],
+        )
+        report["model"]["source"] = validated["model_source"]
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
@@ -181,12 +213,14 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {remedy['name']}: {remedy['effect']}")
             return
         for candidate in fitting[:top]:
-            price = (
-                f"${candidate['usd_per_hour']:,.2f}/h" if candidate["usd_per_hour"] else "no offer"
-            )
+            offer = candidate["offer"]
+            price = f"${offer['usd_per_hour']:,.2f}/h" if offer else "no offer"
+            where = f"  {offer['provider']} {offer['freshness']}" if offer else ""
             self.stdout.write(
                 f"  {candidate['gpu_count']}x {candidate['gpu_name']:<28} "
                 f"{candidate['memory_per_gpu_gib']:>7.1f} / "
                 f"{candidate['usable_per_gpu_gib']:.1f} GiB  "
-                f"{price:>12}  {candidate['parallelism']}"
+                f"{price:>12}  {candidate['parallelism']}{where}"
             )
+        if report["equal_cost_alternative"]:
+            self.stdout.write(f"  {report['equal_cost_alternative']['sentence']}")

@@ -18,6 +18,7 @@ from advisor.domain.sizing.speed.inference import (
     average_decode_kv_tokens,
     inference_speed,
     prompt_tokens,
+    tensor_parallel_allreduce_seconds,
 )
 from advisor.domain.sizing.speed.training import (
     TrainingTime,
@@ -39,6 +40,7 @@ __all__ = [
     "inference_speed",
     "prompt_tokens",
     "recompute_flops",
+    "tensor_parallel_allreduce_seconds",
     "training_flops",
     "training_time",
     "training_utilization",

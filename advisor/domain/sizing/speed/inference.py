@@ -107,7 +107,7 @@ def dequantised_weight_flops(workload: Workload, device: Device) -> float:
     return (arch.params_total - arch.params_embedding) * read_fraction * per_weight
 
 
-def _allreduce_time(
+def tensor_parallel_allreduce_seconds(
     workload: Workload, device: Device, parallelism: Parallelism, tokens: float
 ) -> Range:
     """The all-reduces of one forward pass over `tokens` tokens: two per layer, each carrying
@@ -140,7 +140,7 @@ def _prefill_time(
     overhead = PREFILL_LAYER_OVERHEAD_S.scaled(arch.num_layers)
     return (
         compute.slower(weights)
-        .plus(_allreduce_time(workload, device, parallelism, tokens))
+        .plus(tensor_parallel_allreduce_seconds(workload, device, parallelism, tokens))
         .plus(overhead)
     )
 
@@ -178,7 +178,7 @@ def inference_speed(workload: Workload, device: Device, parallelism: Parallelism
     step = (
         weight_time.slower(compute_time)
         .plus(kv_time)
-        .plus(_allreduce_time(workload, device, parallelism, batch))
+        .plus(tensor_parallel_allreduce_seconds(workload, device, parallelism, batch))
     )
     memory_time = weight_time.plus(kv_time)
     bound = "memory bandwidth" if memory_time.expected >= compute_time.expected else "compute"
