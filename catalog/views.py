@@ -1,8 +1,10 @@
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.http import urlencode
 from django_filters import FilterSet
 
 from catalog.charts import price_history_svg
@@ -18,7 +20,7 @@ from catalog.selectors import (
     price_refreshes_failed_since_success,
     price_sources_last_refreshed,
 )
-from catalog.snapshots import gpus_with_offer_stats
+from catalog.snapshots import CatalogueSnapshot, gpus_with_offer_stats
 
 OFFERS_PER_PAGE = 50
 # The GPU page answers "where is it cheapest": a few rows per provider, a few providers a page.
@@ -36,11 +38,11 @@ def _filtered(filterset: FilterSet) -> QuerySet:
 PRICE_ORDERINGS = ("min_on_demand_usd_per_gpu_hour", "min_spot_usd_per_gpu_hour")
 
 
-def gpu_list_page(request: HttpRequest) -> HttpResponse:
-    query = request.GET.copy()
+def _listed_gpus(query: QueryDict) -> tuple[GpuFilter, list[Gpu]]:
     ordering = query.get("ordering", "")
     by_price = ordering.lstrip("-") in PRICE_ORDERINGS
     if by_price:
+        query = query.copy()
         query.pop("ordering")
     gpu_filter = GpuFilter(query, queryset=gpu_list())
     gpus = gpus_with_offer_stats(_filtered(gpu_filter))
@@ -52,10 +54,45 @@ def gpu_list_page(request: HttpRequest) -> HttpResponse:
             reverse=descending,
         )
         gpus = priced + [gpu for gpu in gpus if getattr(gpu, field) is None]
+    return gpu_filter, gpus
+
+
+def _rendered_rows(query: QueryDict) -> tuple[GpuFilter, list[Gpu], str]:
+    gpu_filter, gpus = _listed_gpus(query)
+    return gpu_filter, gpus, render_to_string("catalog/_gpu_rows.html", {"gpus": gpus})
+
+
+# The unfiltered list under each single sort order: the landing page, asked far more often
+# than anything else. Kept per process while the catalogue is unchanged; the key is one of a
+# few dozen orderings, so no query string can grow it.
+_unfiltered_rows = CatalogueSnapshot(
+    lambda ordering: _rendered_rows(QueryDict(urlencode({"ordering": ordering})))[1:]
+)
+_SORT_KEYS = {""} | {
+    prefix + field
+    for field in (*GpuFilter.base_filters["ordering"].param_map, *PRICE_ORDERINGS)
+    for prefix in ("", "-")
+}
+
+
+def gpu_list_page(request: HttpRequest) -> HttpResponse:
+    query = request.GET
+    ordering = query.get("ordering", "")
+    unfiltered = set(query) <= {"ordering"} and len(query.getlist("ordering")) <= 1
+    if unfiltered and ordering in _SORT_KEYS:
+        gpu_filter = GpuFilter(query, queryset=gpu_list())
+        gpus, rows_html = _unfiltered_rows.get(ordering)
+    else:
+        gpu_filter, gpus, rows_html = _rendered_rows(query)
     return render(
         request,
         "catalog/gpu_list.html",
-        {"filter": gpu_filter, "gpus": gpus, "ordering": ordering},
+        {
+            "filter": gpu_filter,
+            "gpus": gpus,
+            "rows_html": rows_html,
+            "ordering": ordering,
+        },
     )
 
 

@@ -201,6 +201,22 @@ def test_the_gpu_page_counts_and_cheapest_prices_follow_every_change(catalog, cl
     assert _page_rows(client) == _expected_gpu_rows()
 
 
+def _h100_row_html(client, **query) -> str:
+    page = client.get("/", query).content.decode()
+    row_start = page.index('<a href="/gpus/H100-SXM/">')
+    return page[row_start : page.index("</tr>", row_start)]
+
+
+@pytest.mark.parametrize("query", [{}, {"ordering": "-memory_gib"}, {"vendor": "NVIDIA"}])
+def test_the_rendered_gpu_rows_follow_a_price_change_on_the_next_request(catalog, client, query):
+    """The unfiltered list's rows are rendered once per catalogue version and sort order."""
+    before = _h100_row_html(client, **query)
+    assert before == _h100_row_html(client, **query) and "$0.01" not in before
+    cheapest = Offer.objects.filter(gpu__canonical_key="H100-SXM").order_by("usd_per_gpu_hour")[0]
+    Offer.objects.filter(pk=cheapest.pk).update(usd_per_hour=Decimal("0.01") * cheapest.gpu_count)
+    assert "$0.01" in _h100_row_html(client, **query)
+
+
 @pytest.mark.parametrize("field", ["min_on_demand_usd_per_gpu_hour", "min_spot_usd_per_gpu_hour"])
 @pytest.mark.parametrize("descending", [False, True])
 def test_the_gpu_list_sorts_by_either_price_column_with_unpriced_gpus_last(
