@@ -174,6 +174,20 @@ class _Sizing:
     move: StackMove | None = None
     memory_cache: dict[Parallelism, MemoryBreakdown] = field(default_factory=dict)
     layout_cache: dict[tuple[int, bool], list[Parallelism]] = field(default_factory=dict)
+    # Per GPU type, whatever the count: what stops it or what warns.
+    device_cache: dict[str, tuple["_Problem | None", list[str]]] = field(default_factory=dict)
+
+    def device_checks(self, device: Device) -> tuple["_Problem | None", list[str]]:
+        """Whether the stack, its features and the precision run on this GPU type, and the
+        warnings of what runs only in part."""
+        checked = self.device_cache.get(device.key)
+        if checked is None:
+            problem = _stack_problem(self, device) or _precision_problem(self.workload, device)
+            warnings = requirement_warnings(
+                self.requirements, device.platform, device.name, skip_stack=self.move is not None
+            )
+            checked = self.device_cache[device.key] = (problem, warnings)
+        return checked
 
 
 def _stack_problem(sizing: _Sizing, device: Device) -> _Problem | None:
@@ -198,7 +212,7 @@ def _candidate(sizing: _Sizing, device: Device, count: int, offers: Sequence[Off
         options = layout_cache[count, fast_link] = [
             replace(option, fast_link=fast_link) for option in _parallelism_options(workload, count)
         ]
-    problem = _stack_problem(sizing, device) or _precision_problem(workload, device)
+    problem, device_warnings = sizing.device_checks(device)
     if not options:
         options = [Parallelism(count, fast_link=fast_link)]
         problem = problem or _Problem(
@@ -230,11 +244,7 @@ def _candidate(sizing: _Sizing, device: Device, count: int, offers: Sequence[Off
         missing=list(problem.missing) if problem else [],
         move=sizing.move,
     )
-    candidate.warnings.extend(
-        requirement_warnings(
-            sizing.requirements, device.platform, device.name, skip_stack=sizing.move is not None
-        )
-    )
+    candidate.warnings.extend(device_warnings)
     if memory.optimizer_states == 0 and memory_cache[parallelism].optimizer_states > 0:
         candidate.warnings.append(PAGED_OPTIMIZER_WARNING)  # the states were paged out
     if device.low_confidence_warning:

@@ -6,7 +6,7 @@ A team with an AWS commitment or an EU-only rule asks with `providers` or `regio
 never prices on an offer outside them, nor on a stale one (its feed no longer lists it).
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -57,6 +57,9 @@ class Rental:
         return notes
 
 
+UNCONSTRAINED = Rental()
+
+
 def pricing_models(pricing_model: str) -> tuple[str, ...]:
     """The offers' pricing models an answer reads."""
     return PRICING_MODELS if pricing_model == ANY_PRICING else (pricing_model,)
@@ -69,14 +72,21 @@ def offer_choose(
     pricing model, whose price is not stale; within OFFER_TIE_FRACTION of the cheapest, a
     provider that is not a marketplace and a live price first."""
     models = pricing_models(pricing_model)
+    constrained = rental != UNCONSTRAINED
     usable = [
         offer
         for offer in offers
         if offer.gpu_count == gpu_count
         and offer.pricing_model in models
         and offer.freshness != STALE
-        and rental.allows(offer)
+        and (not constrained or rental.allows(offer))
     ]
+    return offer_cheapest(usable)
+
+
+def offer_cheapest(usable: Sequence["Offer"]) -> "Offer | None":
+    """Among rentable offers: within OFFER_TIE_FRACTION of the cheapest, a provider that is not
+    a marketplace and a live price first."""
     if not usable:
         return None
     cheapest = min(offer.usd_per_hour for offer in usable)
