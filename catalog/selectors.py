@@ -5,9 +5,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Count, F, FloatField, Min, QuerySet
-from django.db.models.functions import Cast
+from django.db.models import Count, F, FloatField, Min, QuerySet, Window
+from django.db.models.functions import Cast, RowNumber
 
+from catalog.domain.freshness import freshness_note, offer_freshness
 from catalog.domain.quotes import PricingModel
 from catalog.models import CatalogueVersion, Gpu, Offer, PriceHistory, PriceRefresh, PriceSource
 
@@ -29,30 +30,66 @@ def gpu_list() -> QuerySet[Gpu]:
 
 
 @dataclass(frozen=True)
+class CheapestPrice:
+    """A GPU's cheapest price per GPU-hour at one pricing model, with how fresh it is."""
+
+    usd_per_gpu_hour: float
+    freshness: str
+    price_observed_at: datetime
+
+    @property
+    def freshness_note(self) -> str:
+        return freshness_note(self.freshness, self.price_observed_at)
+
+
+@dataclass(frozen=True)
 class GpuOfferStats:
-    offer_count: int = 0  # both pricing models
-    min_on_demand_usd_per_gpu_hour: float | None = None
-    min_spot_usd_per_gpu_hour: float | None = None
+    offer_count: int = 0  # both pricing models, stale ones included
+    on_demand: CheapestPrice | None = None  # of the offers that are not stale
+    spot: CheapestPrice | None = None
 
 
 def gpu_offer_stats_list() -> dict[int, GpuOfferStats]:
-    """Per GPU id: how many offers it has and the cheapest per-GPU-hour price of each pricing
-    model. A GPU without offers is absent."""
-    rows = (
-        Offer.objects.order_by()
-        .values("gpu_id", "pricing_model")
-        .annotate(count=Count("id"), cheapest=Min("usd_per_gpu_hour"))
-    )
+    """Per GPU id: how many offers it has, and the cheapest per-GPU-hour price of each pricing
+    model among those not stale (a feed's later refresh no longer lists a stale one), with its
+    freshness and observation date. A GPU without offers is absent."""
     counts: dict[int, int] = defaultdict(int)
-    cheapest: dict[int, dict[str, float]] = defaultdict(dict)
-    for row in rows:
-        counts[row["gpu_id"]] += row["count"]
-        cheapest[row["gpu_id"]][row["pricing_model"]] = row["cheapest"]
+    for gpu_id, count in (
+        Offer.objects.order_by()
+        .values("gpu_id")
+        .annotate(count=Count("id"))
+        .values_list("gpu_id", "count")
+    ):
+        counts[gpu_id] = count
+    # The first row of each GPU and pricing model, by price, among the offers not stale: the
+    # database ranks them, so only those rows come back.
+    rank = Window(
+        RowNumber(),
+        partition_by=[F("gpu_id"), F("pricing_model")],
+        order_by=[F("usd_per_gpu_hour").asc(), F("id").asc()],
+    )
+    rows = (
+        Offer.objects.with_freshness()
+        .filter(delisted=False)
+        .annotate(rank=rank)
+        .filter(rank=1)
+        .values_list(
+            "gpu_id", "pricing_model", "usd_per_gpu_hour", "price_observed_at", "listed_by_source"
+        )
+    )
+    cheapest = {
+        (gpu_id, pricing_model): CheapestPrice(
+            usd_per_gpu_hour,
+            offer_freshness(listed_by_source=listed_by_source, delisted=False),
+            observed_at,
+        )
+        for gpu_id, pricing_model, usd_per_gpu_hour, observed_at, listed_by_source in rows
+    }
     return {
         gpu_id: GpuOfferStats(
             count,
-            cheapest[gpu_id].get(PricingModel.ON_DEMAND),
-            cheapest[gpu_id].get(PricingModel.SPOT),
+            cheapest.get((gpu_id, PricingModel.ON_DEMAND)),
+            cheapest.get((gpu_id, PricingModel.SPOT)),
         )
         for gpu_id, count in counts.items()
     }

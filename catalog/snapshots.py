@@ -12,7 +12,12 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
 
 from catalog.models import Gpu
-from catalog.selectors import GpuOfferStats, catalogue_version_get, gpu_offer_stats_list
+from catalog.selectors import (
+    CheapestPrice,
+    GpuOfferStats,
+    catalogue_version_get,
+    gpu_offer_stats_list,
+)
 
 T = TypeVar("T")
 
@@ -43,14 +48,20 @@ _gpu_offer_stats = CatalogueSnapshot(lambda _key: gpu_offer_stats_list())
 
 
 def gpus_with_offer_stats(gpus: Iterable[Gpu]) -> list[Gpu]:
-    """The GPUs, in their order, each with `offer_count`, `min_on_demand_usd_per_gpu_hour` and
-    `min_spot_usd_per_gpu_hour` (None without such offers) from this process's copy of the
-    offer counts and cheapest prices."""
+    """The GPUs, in their order, each with `offer_count`, `on_demand_from` and `spot_from`
+    (the cheapest price that is not stale, with its freshness; None without one), and those
+    prices as `min_on_demand_usd_per_gpu_hour` and `min_spot_usd_per_gpu_hour` to sort by;
+    from this process's copy of the offer counts and cheapest prices."""
     stats = _gpu_offer_stats.get()
     listed = list(gpus)
     for gpu in listed:
         gpu_stats = stats.get(gpu.pk, GpuOfferStats())
         gpu.offer_count = gpu_stats.offer_count
-        gpu.min_on_demand_usd_per_gpu_hour = gpu_stats.min_on_demand_usd_per_gpu_hour
-        gpu.min_spot_usd_per_gpu_hour = gpu_stats.min_spot_usd_per_gpu_hour
+        gpu.on_demand_from, gpu.spot_from = gpu_stats.on_demand, gpu_stats.spot
+        gpu.min_on_demand_usd_per_gpu_hour = _price(gpu_stats.on_demand)
+        gpu.min_spot_usd_per_gpu_hour = _price(gpu_stats.spot)
     return listed
+
+
+def _price(cheapest: CheapestPrice | None) -> float | None:
+    return None if cheapest is None else cheapest.usd_per_gpu_hour

@@ -145,3 +145,37 @@ def test_an_offer_page_dates_its_price_and_links_the_providers_pricing_page(clie
     page = client.get(f"/offers/{lambda_h100.pk}/").content.decode()
     assert f"bundled snapshot of {SNAPSHOT_DAY}" in page
     assert 'id="pricing-url"' in page and "https://lambda.ai/pricing" in page
+
+
+def _h100_list_row(client) -> str:
+    page = client.get("/").content.decode()
+    start = page.index('<a href="/gpus/H100-SXM/">')
+    return page[start : page.index("</tr>", start)]
+
+
+def test_the_gpu_list_dates_its_cheapest_prices_and_never_prices_from_a_stale_offer(
+    client, lambda_h100
+):
+    """Before: the "from" price had no age, and a withdrawn offer could be the cheapest."""
+    assert f"snapshot {SNAPSHOT_DAY}" in _h100_list_row(client)
+    Offer.objects.filter(pk=lambda_h100.pk).update(
+        usd_per_hour=Decimal("0.01") * lambda_h100.gpu_count, pricing_model="on_demand"
+    )
+    assert "$0.01" in _h100_list_row(client)
+    # A refresh of Lambda that lists another of its offers, not this one: it turns stale.
+    other = Offer.objects.filter(provider__key="lambda", gpu=lambda_h100.gpu).exclude(
+        pk=lambda_h100.pk
+    )
+    run = _refresh_listing([other.select_related("provider").first()])
+    assert run.status == PriceRefresh.Status.SUCCEEDED, run.reason
+    assert _freshness(lambda_h100) == STALE
+    row = _h100_list_row(client)
+    assert "$0.01" not in row and ">stale</span>" not in row
+    [h100] = [gpu for gpu in client.get("/").context["gpus"] if gpu.canonical_key == "H100-SXM"]
+    not_stale = [
+        offer.usd_per_gpu_hour
+        for offer in offer_list().filter(gpu=lambda_h100.gpu, pricing_model="on_demand")
+        if offer.freshness != STALE
+    ]
+    assert h100.min_on_demand_usd_per_gpu_hour == min(not_stale)
+    assert h100.on_demand_from.freshness != STALE
