@@ -107,13 +107,18 @@ def _candidate_row(candidate: dict[str, Any], training: bool) -> dict[str, Any]:
             "cost_range": _range_text(job, _usd),
         }
     else:
-        total = candidate.get("decode_tokens_per_s_total")
+        # The sustained rate, prefill included, leads; the decode phase alone is faster.
+        total = candidate.get("output_tokens_per_s_total") or candidate.get(
+            "decode_tokens_per_s_total"
+        )
+        decode = candidate.get("decode_tokens_per_s_total")
         per_m = candidate.get("usd_per_million_tokens")
         request = candidate.get("seconds_per_request")
         first_token = candidate.get("time_to_first_token_seconds")
         row |= {
             "speed": _fmt(total["expected"]) if total else "—",
             "speed_range": _range_text(total, _fmt),
+            "decode_speed": _fmt(decode["expected"]) if decode else "—",
             "per_sequence": _fmt(candidate["decode_tokens_per_s_per_sequence"]["expected"])
             if candidate.get("decode_tokens_per_s_per_sequence")
             else "—",
@@ -208,7 +213,8 @@ def _cost_chart(report: dict[str, Any], training: bool) -> str:
             x, y = candidate.get("training_hours"), candidate.get("usd_per_job")
         else:
             x, y = (
-                candidate.get("decode_tokens_per_s_total"),
+                candidate.get("output_tokens_per_s_total")
+                or candidate.get("decode_tokens_per_s_total"),
                 candidate.get("usd_per_million_tokens"),
             )
         if not x or not y:
@@ -255,6 +261,17 @@ def _mig_slices(candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda row: row["sort"])[:MIG_SLICE_ROWS]
 
 
+def _max_load_text(best: dict[str, Any]) -> str:
+    """What the recommendation serves with every request queued at once."""
+    rate = best.get("max_load_output_tokens_per_s")
+    if not rate:
+        return ""
+    return (
+        f"{_fmt(rate['expected'])} tokens/s ({_range_text(rate, _fmt)}) with "
+        f"{best['max_load_concurrency']:,} requests at once, as many as the KV cache holds"
+    )
+
+
 def answer_context(report: dict[str, Any]) -> dict[str, Any]:
     """The template's view of a sizing report (advisor.domain.sizing.report)."""
     training = report["workload"]["task"] != "inference"
@@ -276,6 +293,7 @@ def answer_context(report: dict[str, Any]) -> dict[str, Any]:
             "text": f"{row['label']}{where} — {row['memory_gib']} of {row['usable_gib']} GiB "
             "per GPU",
             "alternative": alternative["sentence"] if alternative else "",
+            "max_load": _max_load_text(best),
             "warnings": best.get("warnings") or [],
         }
     workload = report["workload"]

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from advisor.domain.ranges import Range
 from advisor.domain.sizing import memory as memory_model
 from advisor.domain.sizing.architecture import architecture_from_params
 from advisor.domain.sizing.memory import GIB, MEMORY_COMPONENTS
@@ -248,50 +249,26 @@ def _decode_rate(speed, workload: Workload, gpus: int) -> tuple[float, float, fl
 
 
 def _output_rate_per_gpu(speed, workload: Workload, gpus: int) -> tuple[float, float, float]:
-    """A static batch: batch x output tokens generated over one request's prefill + decode."""
-    rate = speed.seconds_per_request.inverted(workload.batch_size * workload.output_tokens / gpus)
-    return rate.low, rate.expected, rate.high
-
-
-# trtllm-bench's engine build caps the max batch size at 4,096 ("Cap total batch size to avoid
-# decoder buffer size becoming too large"); below the cap it is its own estimate of the
-# requests the KV cache holds (0.95 of the memory less the weights, no activations) rounded up,
-# which the runtime pool (smaller) reaches first. TensorRT-LLM v0.17:
-# https://github.com/NVIDIA/TensorRT-LLM/blob/v0.17.0/tensorrt_llm/bench/build/tuning.py
-# The run's own report: "Max Runtime Batch Size: 4096 ... Scheduling Policy: Guaranteed No
-# Evict" (https://github.com/NVIDIA/TensorRT-LLM/blob/258c7540c03517def55d9a5aadfa9288af474e1b/
-# docs/source/performance/perf-overview.md, its sample output).
-INFLIGHT_MAX_BATCH = 4096
+    """The answer's sustained output rate at the row's concurrency (prefill included), per
+    GPU; an engine without one (before issue 23): batch x output over seconds_per_request."""
+    rate = getattr(speed, "output_tokens_per_s_total", None) or speed.seconds_per_request.inverted(
+        workload.batch_size * workload.output_tokens
+    )
+    return rate.low / gpus, rate.expected / gpus, rate.high / gpus
 
 
 def _inflight_output_rate(
     workload: Workload, candidate: Candidate, row: dict
 ) -> tuple[float, float, float]:
-    """In-flight batching at maximum load (trtllm-bench throughput: every request queued at
-    once, the scheduler's guaranteed-no-evict policy admitting a request only when the KV pool
-    can hold its prompt and all its output). Concurrency B is the pool over the final length
-    (context_tokens), at most INFLIGHT_MAX_BATCH. The pool is the row's own workload's (one
-    sequence unless it says): its activation peak is a prefill chunk of one request's context,
-    where trtllm-bench sizes the engine's for its max num tokens (2,048 at least, more when the
-    prompts are long against the output; the engine has no input for it). In steady state a
-    request costs its prefill, batched with B others, plus its output steps at B, shared by B:
-    output tokens/s = B x output / (prefill of B prompts + output x step(B)), the static-batch
-    rate at B, times the data-parallel replicas. Each end of the range at its end of the pool."""
-    pool = _kv_tokens(workload, candidate)
-    ends = []
-    for end in range(3):
-        batch = min(INFLIGHT_MAX_BATCH, int(pool[end] // workload.context_tokens))
-        if batch < 1:
-            ends.append(0.0)
-            continue
-        running = workload.with_changes(batch_size=batch)
-        chosen = _candidate(running, row)
-        parallelism = chosen.parallelism
-        speed = chosen.speed or inference_speed(running, chosen.device, parallelism)
-        replicas = parallelism.gpu_count // parallelism.tensor_parallel
-        rate = speed.seconds_per_request.inverted(batch * workload.output_tokens * replicas)
-        ends.append((rate.low, rate.expected, rate.high)[end])
-    return ends[0], ends[1], ends[2]
+    """In-flight batching at maximum load (trtllm-bench throughput), as the answer's
+    max_load_output_tokens_per_s computes it (speed/serving_load.py). The pool is the row's
+    own workload's (one sequence unless it says): its activation peak is a prefill chunk of
+    one request's context, where trtllm-bench sizes the engine's for its max num tokens."""
+    from advisor.domain.sizing.speed.serving_load import max_load_output_rate
+
+    pool = Range(*_kv_tokens(workload, candidate))
+    rate = max_load_output_rate(workload, candidate.device, candidate.parallelism, pool)
+    return (0.0, 0.0, 0.0) if rate is None else (rate.low, rate.expected, rate.high)
 
 
 def _first_token_ms(speed, workload: Workload, gpus: int) -> tuple[float, float, float]:
@@ -365,7 +342,8 @@ def record(row: dict) -> dict:
     error this engine raised on the row's input."""
     try:
         item = Judged(row, ours(row))
-    except (KeyError, ValueError, TypeError) as error:
+    except (KeyError, ValueError, TypeError, ImportError) as error:
+        # ImportError: an older engine lacks the model the figure needs (the max-load rate).
         return {"id": row["id"], "error": f"{type(error).__name__}: {error}"}
     ratio = item.ours.range_ratio
     return {

@@ -40,9 +40,11 @@ def test_a_4bit_7b_model_fits_a_1g_10gb_h100_slice_seven_copies_a_gpu(api):
     assert mig["usd_per_hour_per_copy"] == pytest.approx(candidate["usd_per_hour"] / 7, abs=1e-6)
     assert mig["compute_fraction"] == pytest.approx(1 / 7, abs=1e-4)
     # Decode reads memory (an eighth of the memory slices) and dequantises 4-bit weights on
-    # the SMs (a seventh of them): the slice runs between those two shares of the whole GPU.
-    whole = candidate["decode_tokens_per_s_total"]["expected"]
-    assert whole / 8 <= mig["tokens_per_second"]["expected"] <= whole / 7
+    # the SMs (a seventh of them); prefill computes on a seventh; the per-layer launch costs do
+    # not shrink with the slice: the sustained rate is at most a seventh of the whole GPU's,
+    # and not much below an eighth.
+    whole = candidate["output_tokens_per_s_total"]["expected"]
+    assert whole / 9 <= mig["tokens_per_second"]["expected"] <= whole / 7
 
 
 def test_an_int8_7b_model_takes_the_slice_the_stacks_memory_fraction_lets_it_into(api):
@@ -66,9 +68,10 @@ def test_a_bf16_7b_model_needs_a_20gb_slice_and_runs_at_its_share_of_the_bandwid
     bf16 = _one(_answer(api, weight_dtype="bf16"), "H100-SXM")
     assert bf16["memory_per_gpu_gib"] > 9.75 * 0.99  # too big for a 1g.10gb slice
     assert (bf16["mig_slice"]["profile"], bf16["mig_slice"]["copies_per_gpu"]) == ("1g.20gb", 4)
-    # bf16 decode only reads memory: a quarter of the memory slices, a quarter of the speed.
-    whole = bf16["decode_tokens_per_s_total"]["expected"]
-    assert bf16["mig_slice"]["tokens_per_second"]["expected"] == pytest.approx(whole / 4, rel=1e-3)
+    # bf16 decode only reads memory (a quarter of the memory slices); each request's prefill
+    # computes on a seventh of the SMs: the sustained rate lies between those shares.
+    whole = bf16["output_tokens_per_s_total"]["expected"]
+    assert whole / 7 < bf16["mig_slice"]["tokens_per_second"]["expected"] < whole / 4
 
 
 def test_a_model_that_fits_the_gpu_but_no_shared_slice_gets_none(api):

@@ -6,11 +6,13 @@ from advisor.domain.compatibility.moves import StackMove
 from advisor.domain.devices import Offer
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.architecture.model import StoredWeights
+from advisor.domain.sizing.kv_pool import kv_capacity_range
 from advisor.domain.sizing.memory import GIB
 from advisor.domain.sizing.phases import allocated_peak
 from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, SizingResult
 from advisor.domain.sizing.slices import mig_slice_report
+from advisor.domain.sizing.speed.serving_load import max_load_concurrency, max_load_output_rate
 from advisor.domain.sizing.workload import Workload
 
 
@@ -85,6 +87,7 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
     if candidate.speed:
         speed = candidate.speed
         report |= {
+            "output_tokens_per_s_total": _range(speed.output_tokens_per_s_total, 2),
             "decode_tokens_per_s_per_sequence": _range(speed.decode_tokens_per_s_per_sequence, 2),
             "decode_tokens_per_s_total": _range(speed.decode_tokens_per_s_total, 2),
             "prefill_seconds": _range(speed.prefill_seconds),
@@ -116,6 +119,17 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
             "utilization_band": _range(candidate.training.utilization),
             "usd_per_job": _range(candidate.usd_per_job, 2),
         }
+    return report
+
+
+def _recommendation_report(best: Candidate, workload: Workload) -> dict[str, Any]:
+    """The recommended candidate, and for a serving answer what it serves at its most load."""
+    report = candidate_report(best, encoder_only=workload.architecture.encoder_only)
+    if best.speed is not None and workload.architecture.has_kv_cache:
+        pool = kv_capacity_range(workload, best.parallelism, best.usable_bytes)
+        rate = max_load_output_rate(workload, best.device, best.parallelism, pool)
+        report["max_load_output_tokens_per_s"] = _range(rate, 2)
+        report["max_load_concurrency"] = max_load_concurrency(workload, pool.expected)
     return report
 
 
@@ -293,7 +307,7 @@ def sizing_report(
             else None
         ),
         "fits_anywhere": best is not None,
-        "recommendation": candidate_report(best, encoder_only=encoder_only) if best else None,
+        "recommendation": _recommendation_report(best, workload) if best else None,
         "equal_cost_alternative": _equal_cost_alternative(best),
         "candidates": [
             candidate_report(c, encoder_only=encoder_only)

@@ -96,6 +96,9 @@ def best_slice(
         # An encoder reads its input once: its rate is input tokens encoded per second.
         tokens = workload.context_tokens * workload.batch_size
         rate, counted = speed.prefill_seconds.inverted(tokens), "input tokens encoded"
+    elif speed.output_tokens_per_s_total is not None:
+        rate = speed.output_tokens_per_s_total
+        counted = "generated tokens, all sequences, each request's prefill included"
     else:
         rate, counted = speed.decode_tokens_per_s_total, "generated tokens, all sequences"
     per_copy = offer.usd_per_gpu_hour / profile.max_count if offer else None

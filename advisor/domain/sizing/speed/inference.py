@@ -31,6 +31,11 @@ ACTIVATION_BYTES = 2  # a 16-bit hidden state per token is what the all-reduces 
 
 @dataclass(frozen=True)
 class InferenceSpeed:
+    # The sustained output rate at the workload's concurrency, each request's prefill
+    # included: batch x output tokens over seconds_per_request. What a server holding that
+    # many requests delivers; None for a model that generates nothing (an encoder).
+    output_tokens_per_s_total: Range | None
+    # The decode phase alone: the rate while no prompt is being prefilled.
     decode_tokens_per_s_per_sequence: Range
     decode_tokens_per_s_total: Range
     prefill_seconds: Range  # the whole batch's prompts
@@ -187,4 +192,5 @@ def inference_speed(workload: Workload, device: Device, parallelism: Parallelism
     per_sequence = step.inverted(1.0)
     total = per_sequence.scaled(batch)
     request = prefill.plus(step.scaled(workload.output_tokens))
-    return InferenceSpeed(per_sequence, total, prefill, first_token, request, bound, note)
+    output = request.inverted(batch * workload.output_tokens) if workload.output_tokens else None
+    return InferenceSpeed(output, per_sequence, total, prefill, first_token, request, bound, note)
