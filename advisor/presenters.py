@@ -261,6 +261,24 @@ def _mig_slices(candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda row: row["sort"])[:MIG_SLICE_ROWS]
 
 
+def _memory_lines(best: dict[str, Any]) -> list[dict[str, str]]:
+    """The recommendation's memory per GPU, line by line with its range, and the total."""
+    ranges = best.get("memory_range") or {}
+    rows = []
+    for key, label in (*charts.MEMORY_COMPONENTS, ("total", "Total")):
+        line = ranges.get(key)
+        if not line or (key != "total" and not line["expected"]):
+            continue
+        rows.append(
+            {
+                "label": label,
+                "gib": f"{line['expected'] / GIB:.2f}",
+                "range": f"{line['low'] / GIB:.2f}–{line['high'] / GIB:.2f}",
+            }
+        )
+    return rows
+
+
 def _max_load_text(best: dict[str, Any]) -> str:
     """What the recommendation serves with every request queued at once."""
     rate = best.get("max_load_output_tokens_per_s")
@@ -294,6 +312,7 @@ def answer_context(report: dict[str, Any]) -> dict[str, Any]:
             "per GPU",
             "alternative": alternative["sentence"] if alternative else "",
             "max_load": _max_load_text(best),
+            "memory_lines": _memory_lines(best),
             "warnings": best.get("warnings") or [],
         }
     workload = report["workload"]

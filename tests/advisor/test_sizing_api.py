@@ -166,3 +166,30 @@ def test_an_encoder_is_priced_per_million_tokens_encoded(api):
     best = body["recommendation"]
     assert best["usd_per_million_tokens"]["expected"] > 0
     assert best["usd_per_million_tokens_counts"] == "input tokens encoded"
+
+
+def test_every_memory_line_and_the_total_carry_their_low_and_high(api):
+    """Before: the README said every line has a range; the API gave only expected bytes."""
+    body = api.post(URL, {"model": "llama-3.1-8b", "task": "lora"}, format="json").json()
+    best = body["recommendation"]
+    lines = best["memory_range"]
+    assert set(lines) == set(best["memory"]) | {"total"}
+    for name, expected in best["memory"].items():
+        line = lines[name]
+        assert line["low"] <= line["expected"] <= line["high"]
+        assert abs(line["expected"] - expected) <= 1
+    total = lines["total"]
+    assert total["low"] == pytest.approx(sum(lines[n]["low"] for n in best["memory"]), abs=9)
+    assert total["high"] == pytest.approx(sum(lines[n]["high"] for n in best["memory"]), abs=9)
+    assert total["low"] < best["memory_per_gpu_bytes"] < total["high"]
+    for candidate in body["candidates"]:
+        spread = candidate["memory_per_gpu_range"]
+        assert spread["low"] < candidate["memory_per_gpu_bytes"] < spread["high"]
+    assert body["memory_range"]["total"]["expected"] == sum(body["memory"].values())
+
+
+def test_the_page_shows_the_memory_lines_with_their_ranges(web):
+    page = web.get("/size/", {"model": "llama-3.1-8b", "task": "lora"}).content.decode()
+    start = page.index('id="memory-lines"')
+    table = page[start : page.index("</details>", start)]
+    assert "Weights" in table and "Total" in table and "–" in table

@@ -7,7 +7,7 @@ from advisor.domain.devices import Offer
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.architecture.model import StoredWeights
 from advisor.domain.sizing.kv_pool import kv_capacity_range
-from advisor.domain.sizing.memory import GIB
+from advisor.domain.sizing.memory import GIB, MEMORY_COMPONENTS, MemoryBreakdown
 from advisor.domain.sizing.phases import allocated_peak
 from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, SizingResult
@@ -61,7 +61,23 @@ def offer_report(offer: Offer | None) -> dict[str, Any] | None:
     }
 
 
-def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dict[str, Any]:
+def memory_range_report(memory: MemoryBreakdown, *, serving: bool) -> dict[str, dict[str, int]]:
+    """Each line of the breakdown and the total as low / expected / high bytes per GPU, from
+    how far such lines are from measurements (memory.MEMORY_SPREAD)."""
+    lines = {
+        name: _bytes_range(memory.component_range(name, serving=serving))
+        for name in MEMORY_COMPONENTS
+    }
+    return lines | {"total": _bytes_range(memory.total_range(serving=serving))}
+
+
+def _bytes_range(value: Range) -> dict[str, int]:
+    return {"low": round(value.low), "expected": round(value.expected), "high": round(value.high)}
+
+
+def candidate_report(
+    candidate: Candidate, *, encoder_only: bool = False, serving: bool = False
+) -> dict[str, Any]:
     offer = candidate.offer
     report: dict[str, Any] = {
         "gpu": candidate.device.key,
@@ -78,6 +94,7 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
         "memory_per_gpu_gib": round(candidate.memory.total / GIB, 2),
         "usable_per_gpu_gib": round(candidate.usable_bytes / GIB, 2),
         "memory": candidate.memory.as_dict(),
+        "memory_per_gpu_range": _bytes_range(candidate.memory.total_range(serving=serving)),
         "warnings": candidate.warnings,
         "usd_per_hour": offer.usd_per_hour if offer else None,
         "mig_slice": mig_slice_report(candidate.mig_slice, candidate.device),
@@ -123,8 +140,12 @@ def candidate_report(candidate: Candidate, *, encoder_only: bool = False) -> dic
 
 
 def _recommendation_report(best: Candidate, workload: Workload) -> dict[str, Any]:
-    """The recommended candidate, and for a serving answer what it serves at its most load."""
-    report = candidate_report(best, encoder_only=workload.architecture.encoder_only)
+    """The recommended candidate with each memory line's range, and for a serving answer what
+    it serves at its most load."""
+    report = candidate_report(
+        best, encoder_only=workload.architecture.encoder_only, serving=not workload.task.trains
+    )
+    report["memory_range"] = memory_range_report(best.memory, serving=not workload.task.trains)
     if best.speed is not None and workload.architecture.has_kv_cache:
         pool = kv_capacity_range(workload, best.parallelism, best.usable_bytes)
         rate = max_load_output_rate(workload, best.device, best.parallelism, pool)
@@ -249,6 +270,7 @@ def sizing_report(
     reference = best or min(result.candidates, key=lambda c: c.memory.total)
     kv_bytes = BYTES_PER_VALUE[workload.kv_dtype]
     encoder_only = arch.encoder_only
+    serving = not workload.task.trains
     return {
         "model": {
             "name": arch.name,
@@ -298,6 +320,7 @@ def sizing_report(
         },
         "stack": stack_report(workload),
         "memory": reference.memory.as_dict(),
+        "memory_range": memory_range_report(reference.memory, serving=serving),
         "memory_for": {"gpu": reference.device.key, "gpu_count": reference.gpu_count},
         # What torch.cuda.max_memory_allocated will read for the same step: the largest phase,
         # below the reserved memory (the lines' sum) that has to fit.
@@ -310,7 +333,7 @@ def sizing_report(
         "recommendation": _recommendation_report(best, workload) if best else None,
         "equal_cost_alternative": _equal_cost_alternative(best),
         "candidates": [
-            candidate_report(c, encoder_only=encoder_only)
+            candidate_report(c, encoder_only=encoder_only, serving=serving)
             for c in _listed(result.candidates, max_candidates, include_rejected)
         ],
         "candidates_running": sum(1 for c in result.candidates if c.fits),
@@ -323,7 +346,7 @@ def sizing_report(
                 "fits": remedy.fits,
                 "effect": remedy.effect,
                 "best": (
-                    candidate_report(remedy.best, encoder_only=encoder_only)
+                    candidate_report(remedy.best, encoder_only=encoder_only, serving=serving)
                     if remedy.best
                     else None
                 ),
