@@ -40,7 +40,9 @@ from advisor.domain.sizing.stacks import (
 )
 from advisor.domain.sizing.stored_weights import stored_weights_compare
 from advisor.domain.sizing.workload import (
+    CONTEXT_TOKENS_CEILING,
     DEFAULT_CONTEXT_TOKENS,
+    LONG_CONTEXT_TOKENS,
     LORA_TARGETS_ALL,
     Goal,
     Optimizer,
@@ -141,9 +143,11 @@ class SizingRequestSerializer(JsonTypesMixin, RentalAndAnswerFields):
         required=False,
         allow_null=True,
         min_value=1,
-        max_value=2_000_000,
+        max_value=CONTEXT_TOKENS_CEILING,
         help_text=(
-            f"Empty: {DEFAULT_CONTEXT_TOKENS:,} tokens, or the model's positions when fewer."
+            f"Empty: {DEFAULT_CONTEXT_TOKENS:,} tokens, or the model's positions when fewer. "
+            f"At most the model's positions, or {LONG_CONTEXT_TOKENS:,} for a model built for "
+            "fewer (beyond its configured length: flagged)."
         ),
     )
     output_tokens = serializers.IntegerField(default=256, min_value=0, max_value=1_000_000)

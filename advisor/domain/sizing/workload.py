@@ -55,6 +55,11 @@ class Goal(StrEnum):
 LORA_TARGETS_ALL = ("all",)
 
 DEFAULT_CONTEXT_TOKENS = 4096  # or the model's positions, when it has fewer
+# A RoPE model may be asked beyond its configured positions (YaRN, NTK scaling: flagged) up to
+# this; a model built for more (Llama 4 Scout's 10M) up to its own positions; nothing beyond
+# the ceiling, which holds the longest documented context of any model (10,485,760) with room.
+LONG_CONTEXT_TOKENS = 2_000_000
+CONTEXT_TOKENS_CEILING = 16_777_216
 DEFAULT_FINE_TUNE_TOKENS = 100_000_000
 CHINCHILLA_TOKENS_PER_PARAM = 20
 
@@ -272,6 +277,14 @@ class Workload:
                     f"context_tokens: {arch.name} has {arch.max_positions:,} learned positions; "
                     f"{longest:,} tokens (context + output) cannot be represented"
                 )
+        built_for = max(LONG_CONTEXT_TOKENS, arch.max_positions or 0)
+        longest_allowed = min(CONTEXT_TOKENS_CEILING, built_for)
+        if self.context_tokens > longest_allowed:
+            raise ValueError(
+                f"context_tokens: at most {longest_allowed:,} for {arch.name} (its "
+                f"{arch.max_positions or 0:,} positions, or {LONG_CONTEXT_TOKENS:,} for a "
+                "model built for fewer)"
+            )
         if self.lora_rank < 1:
             raise ValueError("lora_rank must be at least 1")
         known = {group.name for group in arch.lora_groups}
