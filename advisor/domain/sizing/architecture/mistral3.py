@@ -53,11 +53,11 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         model,
         family="mistral3",
         params_total=model.params_total + vision,
-        params_active=model.params_active + vision,
+        params_vision=vision,
         notes=(
             *model.notes,
             f"includes the Pixtral vision tower and projector ({vision:,} parameters, no KV "
-            "cache); the text model has the rest",
+            "cache, not active for text tokens); the text model has the rest",
         ),
     )
 

@@ -55,7 +55,7 @@ class ModelArchitecture:
     name: str
     family: str
     params_total: int
-    params_active: int  # per token: all of a dense model, the routed share of a MoE
+    params_active: int  # per text token: all of a dense model, the routed share of a MoE
     params_embedding: int  # input and output embeddings: kept 16-bit when weights are quantised
     num_layers: int  # layers holding a KV cache (decoder layers)
     hidden_size: int
@@ -74,6 +74,8 @@ class ModelArchitecture:
     lora_groups: tuple[LinearGroup, ...] = ()
     params_routed_experts: int = 0  # MoE: all routed-expert weights (each token uses a few)
     routed_fraction_per_token: float = 1.0  # MoE: experts per token / routed experts
+    # A vision tower and projector: loaded with the weights, idle while text is generated.
+    params_vision: int = 0
     max_positions: int | None = None  # the context the model was built or trained for
     absolute_positions: bool = False  # learned position embeddings: no token past max_positions
     stored_weights: StoredWeights | None = None  # a quantised checkpoint's stored weights

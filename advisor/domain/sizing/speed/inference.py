@@ -60,15 +60,17 @@ def average_decode_kv_tokens(workload: Workload) -> float:
 
 
 def _expected_weight_fraction_read(workload: Workload) -> float:
-    """Share of the weights one decode step reads: all of a dense model; for a MoE everything
-    but the routed experts, plus each expert that at least one sequence in the batch routes
-    to (each token picks k of E: an expert is idle with probability (1 - k/E)^batch)."""
+    """Share of the weights one decode step reads: all of a dense model but its vision tower;
+    for a MoE everything but the routed experts, plus each expert that at least one sequence
+    in the batch routes to (each token picks k of E: an expert is idle with probability
+    (1 - k/E)^batch)."""
     arch = workload.architecture
-    if not arch.params_routed_experts:
-        return 1.0
-    touched = 1 - (1 - arch.routed_fraction_per_token) ** workload.batch_size
-    read = arch.params_total - arch.params_routed_experts * (1 - touched)
-    return read / arch.params_total
+    idle = arch.params_vision
+    if arch.params_routed_experts:
+        idle += arch.params_routed_experts * (1 - arch.routed_fraction_per_token) ** (
+            workload.batch_size
+        )
+    return 1 - idle / arch.params_total
 
 
 def _weight_bytes_read(workload: Workload) -> float:
