@@ -203,6 +203,27 @@ def test_selective_checkpointing_keeps_all_but_the_attention_scores():
     assert base.with_changes(stack_name="megatron").checkpointing is Checkpointing.SELECTIVE
 
 
+def test_hf_peft_offloads_to_the_cpu_as_its_documented_fsdp_qlora_recipe_does():
+    """PEFT's QLoRA + FSDP recipe (docs/source/accelerate/fsdp.md: Llama-2-70B, 2 GPUs, micro-
+    batch 2 x 2,048, fsdp_offload_params: true) fits 2x 24 GB at 19.6 GB per GPU and needs
+    35.6 GB per GPU without the offload; it was refused ("does not offload to the CPU")."""
+    workload = Workload(
+        arch("llama-2-70b"),
+        task=Task.QLORA,
+        context_tokens=2048,
+        batch_size=2,
+        zero_stage=3,
+        lora_rank=8,
+        stack_name="hf_peft",
+    )
+    resident = candidate(workload, "RTX4090", 2)
+    offloaded = candidate(workload.with_changes(parameter_offload=True), "RTX4090", 2)
+    assert not resident.fits
+    assert offloaded.fits
+    assert offloaded.memory.total / GIB == pytest.approx(19.6e9 / GIB, rel=0.15)
+    assert resident.memory.total / GIB == pytest.approx(35.6e9 / GIB, rel=0.15)
+
+
 def test_offloading_optimizer_states_takes_them_off_the_gpu_where_the_stack_can():
     model = arch("llama-3.1-8b")
     workload = Workload(model, task=Task.PRETRAIN, stack_name="deepspeed_zero")

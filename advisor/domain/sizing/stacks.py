@@ -205,12 +205,19 @@ STACKS: dict[str, Stack] = {
             # prepare_model_for_kbit_training casts every non-4-bit parameter (embeddings,
             # lm_head, norms) to fp32; the residual stream they feed is then fp32.
             qlora_fp32_residual=True,
+            # Accelerate's FSDP (fsdp_offload_params: parameters, gradients and the optimizer
+            # step on the CPU; PEFT's QLoRA + FSDP recipe for a 70B model on 2x 24 GB) and
+            # DeepSpeed ZeRO-3 (offload_optimizer / offload_param; PEFT's "ZeRO3 and CPU
+            # Offloading" recipe).
+            offload_supported=True,
             sources=(
                 "https://github.com/huggingface/transformers/blob/main/src/transformers/loss/loss_utils.py",
                 "https://github.com/huggingface/transformers/blob/main/docs/source/en/model_memory_anatomy.md",
                 "https://pytorch.org/docs/stable/amp.html#cuda-ops-that-can-autocast-to-float32",
                 "https://github.com/huggingface/peft/blob/main/src/peft/utils/other.py",
                 "https://github.com/unslothai/unsloth#-performance-benchmarking",
+                "https://github.com/huggingface/peft/blob/main/docs/source/accelerate/fsdp.md",
+                "https://github.com/huggingface/peft/blob/main/docs/source/accelerate/deepspeed.md",
             ),
         ),
         Stack(
