@@ -24,7 +24,11 @@ One run does, in order:
    A peer that cannot answer a row leaves the cell empty; the reasons are listed once.
 4. Writes ``bench/results/accuracy.json`` and ``bench/results/accuracy.md`` (the tables it
    prints): median |error| of the expected value by category for ours now, before and each
-   peer, how many published figures fall inside our range, and every row.
+   peer (before and each peer beside ours on the same rows), twice: over the rows no
+   calibrated constant was fitted on (held out: accuracy) and over the rows one was (in
+   sample: fit quality), duplicate and identity rows in neither; how many published figures
+   fall inside our range; every row with its mark; and each constant with the rows it was
+   fitted on (``advisor/domain/provenance.py``).
 
 Nothing here opens a network connection, except pip creating ``.venv-peers`` the first time.
 """
@@ -44,11 +48,15 @@ sys.path.insert(0, str(ROOT))
 # The reader lives with the tests; it needs the repository root on sys.path first.
 from tests.advisor.calibration import (
     CALIBRATION_PATH,
+    SAMPLES,
     calibration_rows,
     excluded_rows,
+    fitted_constants,
     inputs_sha256,
     median_abs_error_pct,
+    medians_by_sample,
     record,
+    sample_of,
 )
 
 BASELINE_COMMIT = "37d8c02"
@@ -70,14 +78,15 @@ def baseline(rows: list[dict], commit: str, refresh: bool) -> dict:
             return stored
     print(f"Computing the BEFORE records at {commit} in a git worktree")
     made = records_at_commit(commit, CALIBRATION_PATH)
+    by_id = dict(zip(ids, made["records"], strict=True))
     stored = {
-        "about": "The calibration rows through the engine at `commit` (bench/accuracy.py).",
+        "about": "The calibration rows through the engine at `commit` (bench/accuracy.py); "
+        "medians over the held-out and the in-sample rows apart, duplicates in neither.",
         "commit": made["commit"],
         "inputs_sha256": inputs_sha256(),
         "row_ids": ids,
-        "median_abs_error_pct": median_abs_error_pct(
-            (row["category"], stored.get("error_pct"))
-            for row, stored in zip(rows, made["records"], strict=True)
+        "median_abs_error_pct": medians_by_sample(
+            rows, lambda row: by_id[row["id"]].get("error_pct")
         ),
         "records": made["records"],
     }
@@ -113,6 +122,33 @@ def _medians(entries: list[dict], error_of) -> dict[str, dict]:
     return median_abs_error_pct((entry["category"], error_of(entry)) for entry in entries)
 
 
+def _ours_error(entry: dict) -> float | None:
+    return entry["ours"].get("error_pct")
+
+
+def _beside_ours(entries: list[dict], error_of) -> tuple[dict, dict]:
+    """Another engine's (or a peer's) medians and ours, both over the rows it and we answer."""
+    both = [e for e in entries if None not in (error_of(e), _ours_error(e))]
+    return _medians(both, error_of), _medians(both, _ours_error)
+
+
+def _sample_medians(entries: list[dict], peer_names: list[str]) -> dict:
+    """Ours, before and each peer over one sample's rows; before and each peer with ours on
+    the same rows."""
+    before, ours_on_before = _beside_ours(entries, lambda e: (e["before"] or {}).get("error_pct"))
+    peers = {
+        name: _beside_ours(entries, lambda e, n=name: (e["peers"].get(n) or {}).get("error_pct"))
+        for name in peer_names
+    }
+    return {
+        "ours": _medians(entries, _ours_error),
+        "before": before,
+        "ours_on_before_rows": ours_on_before,
+        "peers": {name: medians for name, (medians, _) in peers.items()},
+        "ours_on_peer_rows": {name: ours for name, (_, ours) in peers.items()},
+    }
+
+
 def _inside_counts(entries: list[dict], key: str) -> dict[str, str]:
     counts: dict[str, list[int]] = {}
     for entry in entries:
@@ -137,6 +173,8 @@ def main() -> None:
             {
                 "id": row["id"],
                 "category": row["category"],
+                "sample": sample_of(row),
+                **{key: row[key] for key in ("duplicate_of", "identity") if key in row},
                 "input": row["input"],
                 "published": row["published"],
                 "source": row["source"],
@@ -151,38 +189,27 @@ def main() -> None:
                 },
             }
         )
+    peer_names = [] if args.skip_peers else list(PEER_NAMES)
+    by_sample = {sample: [e for e in entries if e["sample"] == sample] for sample in SAMPLES}
     results = {
         "command": ".venv/bin/python bench/accuracy.py",
         "machine": {**machine_at_start(), "git_revision": git_revision()},
         "baseline": {"commit": before["commit"], "path": str(BASELINE_PATH.relative_to(ROOT))},
         "peers": {key: value for key, value in peer_results.items() if key != "answers"},
+        # Per sample (held_out, in_sample); duplicate and identity rows are in neither.
         "median_abs_error_pct": {
-            "ours": _medians(entries, lambda e: e["ours"].get("error_pct")),
-            "before": _medians(entries, lambda e: (e["before"] or {}).get("error_pct")),
-            "peers": {
-                name: _medians(
-                    entries, lambda e, n=name: (e["peers"].get(n) or {}).get("error_pct")
-                )
-                for name in PEER_NAMES
-                if not args.skip_peers
-            },
-            # Ours over the rows each peer answers, so the two medians compare like with like.
-            "ours_on_peer_rows": {
-                name: _medians(
-                    [
-                        e
-                        for e in entries
-                        if (e["peers"].get(name) or {}).get("error_pct") is not None
-                    ],
-                    lambda e: e["ours"].get("error_pct"),
-                )
-                for name in PEER_NAMES
-                if not args.skip_peers
-            },
+            sample: _sample_medians(sampled, peer_names) for sample, sampled in by_sample.items()
         },
         "inside_by_category": {
-            "ours": _inside_counts(entries, "ours"),
-            "before": _inside_counts([e for e in entries if e["before"]], "before"),
+            sample: {
+                "ours": _inside_counts(sampled, "ours"),
+                "before": _inside_counts([e for e in sampled if e["before"]], "before"),
+            }
+            for sample, sampled in by_sample.items()
+        },
+        "fitted": {
+            name: {"fitted_on": list(fit.fitted_on), "source": fit.source}
+            for name, fit in fitted_constants().items()
         },
         "rows": entries,
         "excluded": excluded_rows(),

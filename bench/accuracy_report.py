@@ -1,5 +1,6 @@
-"""The tables of bench/accuracy.py: median errors by category (now, before, peers), every row,
-why a peer's cell is empty, and the sources."""
+"""The tables of bench/accuracy.py: median errors by category (now, before, peers) over the
+held-out rows and over the in-sample rows apart, every row with its mark, the constants and the
+rows they were fitted on, why a peer's cell is empty, and the sources."""
 
 PEER_NAMES = {"llm_analysis": "llm-analysis", "accelerate": "accelerate", "deepspeed": "DeepSpeed"}
 
@@ -21,8 +22,8 @@ def _cell(median: dict | None) -> str:
     return f"{median['median_abs_error_pct']:.1f}% ({median['rows']})"
 
 
-def _peer_cell(median: dict | None, ours_there: dict | None) -> str:
-    """The peer's median, its row count, and ours on those same rows."""
+def _beside_cell(median: dict | None, ours_there: dict | None) -> str:
+    """Another engine's (or a peer's) median, its row count, and ours on those same rows."""
     if not median:
         return ""
     return (
@@ -60,61 +61,96 @@ def _row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def markdown(results: dict) -> str:
-    medians = results["median_abs_error_pct"]
+def _sample(entry: dict) -> str:
+    if "duplicate_of" in entry:
+        return f"duplicate of {entry['duplicate_of']}"
+    if "identity" in entry:
+        return "identity"
+    return {"held_out": "held out", "in_sample": "in sample"}[entry["sample"]]
+
+
+SAMPLE_TITLES = {
+    "held_out": "Held out (no constant was fitted on these rows): accuracy",
+    "in_sample": "In sample (a constant was fitted on these rows): fit quality, not accuracy",
+}
+
+
+def _sample_table(results: dict, sample: str) -> list[str]:
+    medians = results["median_abs_error_pct"][sample]
+    inside = results["inside_by_category"][sample]
+    peers = list(medians["peers"])
+    categories = sorted({e["category"] for e in results["rows"] if e["sample"] == sample})
     before = results["baseline"]["commit"][:7]
-    peers = [name for name in PEER_NAMES if name in medians.get("peers", {})]
-    peer_heads = [PEER_NAMES[p] for p in peers]
-    categories = sorted(
-        {e["category"] for e in results["rows"]} | set(medians["ours"]),
-        key=lambda c: (c == "all", c),
-    )
     lines = [
-        "## How accurate is this: median |error| of the expected value, by category",
-        "",
-        f"Rows: {len(results['rows'])} published measurements "
-        f"(`tests/fixtures/calibration/published.json`). Cells: median |error| of the expected "
-        "value (rows it covers; for a peer, ours on the same rows).",
+        f"### {SAMPLE_TITLES[sample]}",
         "",
         _row(
             [
                 "category",
-                "ours now",
+                "ours",
                 f"before ({before})",
-                *peer_heads,
+                *[PEER_NAMES[p] for p in peers],
                 "inside now",
                 "inside before",
             ]
         ),
         _row(["---", "---:", "---:", *["---:"] * len(peers), "---:", "---:"]),
     ]
-    inside = results["inside_by_category"]
     for category in categories:
-        peer_cells = [
-            _peer_cell(
-                medians["peers"][p].get(category), medians["ours_on_peer_rows"][p].get(category)
-            )
-            for p in peers
+        beside = [
+            _beside_cell(
+                medians["before"].get(category), medians["ours_on_before_rows"].get(category)
+            ),
+            *(
+                _beside_cell(
+                    medians["peers"][p].get(category), medians["ours_on_peer_rows"][p].get(category)
+                )
+                for p in peers
+            ),
         ]
         lines.append(
             _row(
                 [
                     category,
                     _cell(medians["ours"].get(category)),
-                    _cell(medians["before"].get(category)),
-                    *peer_cells,
+                    *beside,
                     inside["ours"].get(category, ""),
                     inside["before"].get(category, ""),
                 ]
             )
         )
-    lines += [
+    return [*lines, ""]
+
+
+def markdown(results: dict) -> str:
+    medians = results["median_abs_error_pct"]
+    peers = list(medians["held_out"]["peers"])
+    peer_heads = [PEER_NAMES[p] for p in peers]
+    counts = {
+        sample: sum(e["sample"] == sample for e in results["rows"]) for sample in SAMPLE_TITLES
+    }
+    duplicates = sum(e["sample"] is None for e in results["rows"])
+    lines = [
+        "## How accurate is this: median |error| of the expected value, by category",
         "",
+        f"Rows: {len(results['rows'])} published measurements "
+        "(`tests/fixtures/calibration/published.json`): "
+        f"{counts['held_out']} held out, {counts['in_sample']} in sample (a calibrated "
+        "constant was fitted on them: `advisor/domain/provenance.py`), "
+        f"{duplicates} duplicates or identities (in no median). Cells: median |error| of the "
+        "expected value (rows it covers); for the engine before and for a peer, its median "
+        "(rows it answers; ours on the same rows).",
+        "",
+        *_sample_table(results, "held_out"),
+        *_sample_table(results, "in_sample"),
+    ]
+    lines += [
         "## Every row",
         "",
         _row(
             [
                 "row",
+                "sample",
                 "published",
                 "ours low / expected / high",
                 "error",
@@ -124,7 +160,9 @@ def markdown(results: dict) -> str:
                 *peer_heads,
             ]
         ),
-        _row(["---", "---:", "---:", "---:", ":---:", "---:", ":---:", *["---:"] * len(peers)]),
+        _row(
+            ["---", "---", "---:", "---:", "---:", ":---:", "---:", ":---:", *["---:"] * len(peers)]
+        ),
     ]
     for entry in results["rows"]:
         ours, old = entry["ours"], entry["before"]
@@ -136,6 +174,7 @@ def markdown(results: dict) -> str:
             _row(
                 [
                     entry["id"],
+                    _sample(entry),
                     _published(entry["published"]),
                     _ours(ours, entry["published"]),
                     _error(ours),
@@ -146,6 +185,16 @@ def markdown(results: dict) -> str:
                 ]
             )
         )
+    lines += ["", "## Duplicates and identities (in no median)", ""]
+    for entry in results["rows"]:
+        if "identity" in entry:
+            lines.append(f"- {entry['id']}: {entry['identity']}")
+        elif "duplicate_of" in entry:
+            lines.append(f"- {entry['id']}: the same measurement as {entry['duplicate_of']}")
+    lines += ["", "## Calibrated constants and the rows they were fitted on", ""]
+    for name, fit in results["fitted"].items():
+        rows = ", ".join(fit["fitted_on"]) or f"no calibration row ({fit['source']})"
+        lines.append(f"- `{name}`: {rows}")
     why = results.get("peers", {}).get("why_empty", {})
     if why:
         lines += ["", "## Why a peer's cell is empty", ""]

@@ -7,16 +7,23 @@ and returns our low / expected / high for the row's figure, or our fit verdict.
 the bench also runs this module against an older engine (its own checkout on `sys.path`), so
 it imports only what that engine has and passes an input field to `Workload` only when
 `Workload` has a field of that name.
+
+Rows carry the marks of what they can show (advisor/domain/provenance.py): `"sample": "in"` on
+a row some calibrated constant was fitted on (held out is the default), `duplicate_of` on one
+measurement entered again in another unit, `identity` on a row equal to another row or to a
+constant by construction, saying why. Medians are per category over the held-out rows and over
+the in-sample ones apart; duplicate and identity rows are in neither.
 """
 
 import dataclasses
 import enum
 import hashlib
+import importlib
 import json
 import math
 import statistics
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +61,21 @@ MAX_RANGE_RATIO = {
 _LAYOUT_KEYS = {"model", "params", "gpu", "gpu_count"}
 # Bisection bounds for the longest context that fits, in tokens.
 _MAX_CONTEXT_SEARCH = (1, 2**21)
+# The engine modules that declare calibrated constants (advisor/domain/provenance.py), imported
+# before the declarations are read so that none is missing.
+FITTING_MODULES = (
+    "advisor.domain.devices",
+    "advisor.domain.sizing.memory",
+    "advisor.domain.sizing.memory_spread",
+    "advisor.domain.sizing.phases",
+    "advisor.domain.sizing.stacks",
+    "advisor.domain.sizing.speed.communication",
+    "advisor.domain.sizing.speed.efficiency",
+    "advisor.domain.sizing.speed.serving_load",
+    "advisor.domain.sizing.speed.training",
+)
+HELD_OUT, IN_SAMPLE = "held_out", "in_sample"
+SAMPLES = (HELD_OUT, IN_SAMPLE)
 
 
 @dataclass(frozen=True)
@@ -126,6 +148,44 @@ def calibration_rows(path: Path = CALIBRATION_PATH) -> list[dict]:
 def excluded_rows(path: Path = CALIBRATION_PATH) -> list[dict]:
     """Published figures left out of the set, each with its source and why."""
     return json.loads(path.read_text()).get("excluded", [])
+
+
+def fitted_constants() -> dict:
+    """Every calibrated constant's declaration (name -> provenance.Fit: the rows it was fitted
+    on). Imported when called, never at import: the bench runs this reader against an older
+    engine, which has no provenance module."""
+    for name in FITTING_MODULES:
+        importlib.import_module(name)
+    from advisor.domain.provenance import FITTED
+
+    return dict(FITTED)
+
+
+def is_duplicate(row: dict) -> bool:
+    """A measurement entered twice, or a figure equal to another or to a constant by
+    construction: in no median."""
+    return "duplicate_of" in row or "identity" in row
+
+
+def sample_of(row: dict) -> str | None:
+    """HELD_OUT (no constant was fitted on it), IN_SAMPLE, or None for a duplicate."""
+    if is_duplicate(row):
+        return None
+    return IN_SAMPLE if row.get("sample") == "in" else HELD_OUT
+
+
+def medians_by_sample(
+    rows: Iterable[dict], error_of: Callable[[dict], float | None]
+) -> dict[str, dict[str, dict]]:
+    """median_abs_error_pct over the held-out rows and over the in-sample rows, each apart;
+    `error_of(row)` gives a row's error (None: left out)."""
+    rows = list(rows)
+    return {
+        sample: median_abs_error_pct(
+            (row["category"], error_of(row)) for row in rows if sample_of(row) == sample
+        )
+        for sample in SAMPLES
+    }
 
 
 def _enum_type(annotation: object) -> type[enum.Enum] | None:

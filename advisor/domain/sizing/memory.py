@@ -4,7 +4,13 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import NamedTuple
 
+from advisor.domain.provenance import fitted
 from advisor.domain.ranges import Range
+from advisor.domain.sizing.memory_spread import (
+    CUDA_CONTEXT_SPREAD_BYTES,
+    MEMORY_SPREAD,
+    SERVING_RUNTIME_SPREAD,
+)
 from advisor.domain.sizing.precision import (
     BYTES_PER_VALUE,
     NF4_BITS_PER_PARAM,
@@ -21,12 +27,23 @@ GIB = 2**30
 # measurement in sizing_reference.json); driver and ECC reservations take the rest. A serving
 # stack's budget is its memory fraction of this (stacks.py).
 USABLE_FRACTION = 0.99
+fitted(
+    "USABLE_FRACTION",
+    fitted_on=(),
+    source="vLLM's 79.19 GiB physical on an H100 (llm-d-planner's v0.19.0 report: a note of "
+    "its rows, not a row's figure)",
+)
 # CUDA context, kernels and library workspaces. Seen from 0.25 GiB (vLLM, lazy module loading)
 # to 1.3 GB (Hugging Face's measurement on a V100); we assume the middle.
 CUDA_CONTEXT_BYTES = 0.75 * GIB
+fitted("CUDA_CONTEXT_BYTES", fitted_on=("vllm-llama-3.1-8b-tp1-non-torch",))
 # NCCL buffers when GPUs talk: vLLM's non-torch memory went from 0.25 GiB at TP=1 to
 # 2.07 GiB at TP=2 on the same model.
 COLLECTIVE_BUFFER_BYTES = 1.8 * GIB
+fitted(
+    "COLLECTIVE_BUFFER_BYTES",
+    fitted_on=("vllm-llama-3.1-8b-tp1-non-torch", "vllm-llama-3.1-8b-tp2-non-torch"),
+)
 # The caching allocator rounds and fragments what is allocated and freed as the job runs
 # (activations, KV blocks, gradients, optimizer steps); weights are loaded once, contiguously.
 ALLOCATOR_HEADROOM_FRACTION = 0.05
@@ -36,6 +53,8 @@ PREFILL_CHUNK_TOKENS = 8192
 # MLP, residuals), calibrated on vLLM's measured 1.89 GiB activation peak for Llama-3.1-8B at
 # 8,192 batched tokens: (12·h + 4·I) 16-bit values per token.
 INFERENCE_TRANSIENT_H, INFERENCE_TRANSIENT_I = 12, 4
+fitted("INFERENCE_TRANSIENT_H", fitted_on=("vllm-llama-3.1-8b-tp1-activation-peak",))
+fitted("INFERENCE_TRANSIENT_I", fitted_on=("vllm-llama-3.1-8b-tp1-activation-peak",))
 FP32_BYTES = 4
 
 
@@ -137,30 +156,6 @@ class MemoryBreakdown:
             line = self.component_range(name, serving=serving)
             low, high = low + line.low, high + line.high
         return Range(low, self.total, high)
-
-
-# How far each line of the breakdown is from what stacks measure (fractions below, above):
-# - weights: vLLM's logged weights are 0.2-0.8% above ours on 12 models (sizing_reference.json);
-# - KV cache: its measured bytes per token are within 0.01% (block rounding aside);
-# - gradients and optimizer states: exact bytes per parameter (the ZeRO paper's 120/31.4/16.6
-#   GB), up to allocator rounding;
-# - activations and logits: the published peaks sit 14-18% above ours (vLLM's profile run) and
-#   up to 20% below (torchtitan's selective checkpointing, torchtune's chunked loss);
-# - runtime: a CUDA context is 0.25 GiB with lazy loading (vLLM) to 1.3 GB (Hugging Face's
-#   V100 measurement): 0.75 ± 0.5 GiB; NCCL buffers and a serving stack's logged non-torch
-#   memory within 10% (0.24-0.25 GiB at TP=1, 2.06-2.21 GiB at TP>1);
-# - allocator headroom: none when the peak is read as allocated bytes, twice ours at worst.
-MEMORY_SPREAD: dict[str, tuple[float, float]] = {
-    "weights": (0.01, 0.01),
-    "gradients": (0.02, 0.02),
-    "optimizer_states": (0.02, 0.02),
-    "activations": (0.30, 0.30),
-    "kv_cache": (0.01, 0.01),
-    "logits": (0.30, 0.30),
-    "allocator_headroom": (1.0, 1.0),
-}
-SERVING_RUNTIME_SPREAD = 0.10
-CUDA_CONTEXT_SPREAD_BYTES = 0.5 * GIB
 
 
 def format_gib(value: float) -> str:
@@ -270,6 +265,18 @@ def _activation_values_per_token_layer(workload: Workload, *, scores: bool) -> f
     # A fused SwiGLU kernel (Unsloth) recomputes the activation in its backward pass.
     mlp_outputs = (3 if arch.gated_mlp else 2) - (1 if workload.stack.fused_kernels else 0)
     return attention + h + mlp_outputs * arch.intermediate_size
+
+
+# Offloaded activations keep two layers on the GPU (kept_layers below): set with Unsloth's own
+# longest contexts in view (8B on 24 GB, 70B on 48 GB, and the OOM past the first).
+fitted(
+    "_activation_bytes_per_token: kept_layers = 2 when offloaded",
+    fitted_on=(
+        "unsloth-table-llama-3.1-8b-unsloth-24gb-max-context",
+        "unsloth-table-llama-3.3-70b-unsloth-48gb-max-context",
+        "unsloth-llama-3.1-8b-unsloth-24gb-153977-oom",
+    ),
+)
 
 
 def _activation_bytes_per_token(workload: Workload) -> tuple[float, float]:

@@ -63,7 +63,7 @@ def offer_report(offer: Offer | None) -> dict[str, Any] | None:
 
 def memory_range_report(memory: MemoryBreakdown, *, serving: bool) -> dict[str, dict[str, int]]:
     """Each line of the breakdown and the total as low / expected / high bytes per GPU, from
-    how far such lines are from measurements (memory.MEMORY_SPREAD)."""
+    how far such lines are from measurements (memory_spread.MEMORY_SPREAD)."""
     lines = {
         name: _bytes_range(memory.component_range(name, serving=serving))
         for name in MEMORY_COMPONENTS

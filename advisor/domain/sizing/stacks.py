@@ -10,6 +10,8 @@ strings here, so that workload.py can import this module).
 from dataclasses import dataclass
 from enum import StrEnum
 
+from advisor.domain.provenance import fitted
+
 
 class Checkpointing(StrEnum):
     """What a layer keeps for the backward pass (Korthikanti et al. 2022, arXiv 2205.05198)."""
@@ -44,6 +46,12 @@ GIB = 2**30
 # measurement, so low confidence; the NVLink figures, 2.07 GiB, are vLLM's):
 # https://github.com/didier-durand/llms-in-clouds/blob/b001c8690e894d234cf3a2e2345d259173acf293/docs/sglang.md
 PCIE_NON_TORCH_BYTES = 0.40 * GIB
+# The free memory at start is the figure SGLang sizes its pool from and takes the weights' load
+# from: both rows of that log saw it.
+fitted(
+    "PCIE_NON_TORCH_BYTES",
+    fitted_on=("sglang-qwq-32b-l4-tp4-kv-tokens", "sglang-qwq-32b-l4-tp4-weights"),
+)
 
 
 @dataclass(frozen=True)
@@ -311,6 +319,42 @@ STACKS: dict[str, Stack] = {
         ),
     )
 }
+
+# The serving stacks' non-torch memory is vLLM's (SGLang and TensorRT-LLM borrow it).
+fitted(
+    'STACKS["vllm", "sglang", "tensorrt_llm"].non_torch_bytes_single',
+    fitted_on=("vllm-llama-3.1-8b-tp1-non-torch",),
+)
+fitted(
+    'STACKS["vllm", "sglang", "tensorrt_llm"].non_torch_bytes_multi',
+    fitted_on=("vllm-llama-3.1-8b-tp2-non-torch", "vllm-llama-3.1-8b-tp4-non-torch"),
+)
+# Hugging Face's full-vocabulary loss went from 16 to 14 bytes with Unsloth's HF + FA2 column
+# in view (8B on 24 and 80 GB and the OOM past 24 GB; 70B on 80 GB and its OOM on 48 GB).
+fitted(
+    'STACKS["hf_peft"].loss_bytes_per_vocab_entry',
+    fitted_on=(
+        "unsloth-table-llama-3.1-8b-hf-peft-24gb-max-context",
+        "unsloth-table-llama-3.1-8b-hf-peft-80gb-max-context",
+        "unsloth-llama-3.1-8b-hf-peft-24gb-12264-oom",
+        "unsloth-table-llama-3.3-70b-hf-peft-80gb-max-context",
+        "unsloth-llama-3.3-70b-hf-peft-48gb-oom",
+    ),
+)
+# torchtune's compiled loss (2.25) came with the allocated-peak phases, read off its
+# optimization-flags table (phases.py).
+fitted(
+    'STACKS["torchtune"].loss_bytes_per_vocab_entry',
+    fitted_on=(
+        "torchtune-llama-3.2-3b-full-chunked-ce-a100-memory",
+        "torchtune-llama-3.2-3b-full-activation-checkpointing-a100-memory",
+        "torchtune-llama-3.2-3b-full-optimizer-in-backward-a100-memory",
+        "torchtune-llama-3.2-3b-full-activation-offloading-a100-memory",
+        "torchtune-llama-3.2-3b-full-adamw-8bit-a100-memory",
+        "torchtune-llama-3.2-3b-lora-a100-memory",
+        "torchtune-llama-3.2-3b-qlora-a100-memory",
+    ),
+)
 
 DEFAULT_STACK_BY_TASK: dict[str, str] = {
     "inference": "vllm",

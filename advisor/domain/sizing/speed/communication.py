@@ -10,6 +10,7 @@ for them, which is why a small model at TP 8 gains far less than 8x.
 import math
 
 from advisor.domain.devices import Device
+from advisor.domain.provenance import fitted
 from advisor.domain.ranges import Range
 
 ALLREDUCES_PER_LAYER_FORWARD = 2
@@ -27,6 +28,15 @@ ALLREDUCES_PER_LAYER_BACKWARD = 2
 # modelled (low confidence below the range's low end).
 ALLREDUCE_FIXED_S = Range(8.4e-6, 12e-6, 15.6e-6)
 ALLREDUCE_PER_DOUBLING_S = Range(4.2e-6, 6e-6, 7.8e-6)
+# gpt-fast's Llama-3.1-8B tensor-parallel figures are not calibration rows.
+_GPT_FAST_TP_ROWS = (
+    "gpt-fast-llama-2-7b-bf16-1gpu",
+    "gpt-fast-llama-2-7b-bf16-tp2",
+    "gpt-fast-llama-2-7b-bf16-tp4",
+    "gpt-fast-llama-2-7b-bf16-tp8",
+)
+fitted("ALLREDUCE_FIXED_S", fitted_on=_GPT_FAST_TP_ROWS)
+fitted("ALLREDUCE_PER_DOUBLING_S", fitted_on=_GPT_FAST_TP_ROWS)
 
 # What an all-reduce's bus bandwidth reaches of the catalogue's link figure (which counts both
 # directions): nccl-tests on 8x A100 NVLink (600 GB/s) measure about 200 GB/s bus bandwidth
@@ -34,6 +44,9 @@ ALLREDUCE_PER_DOUBLING_S = Range(4.2e-6, 6e-6, 7.8e-6)
 # 28 GB/s, 35 GB/s on 4 (https://github.com/NVIDIA/nccl/issues/1639).
 ALLREDUCE_BUS_FRACTION_FAST = 0.33
 ALLREDUCE_BUS_FRACTION_PCIE = 0.25
+_NCCL_TESTS = "nccl-tests' bus bandwidths (NVIDIA/nccl-tests#149, NVIDIA/nccl#1639)"
+fitted("ALLREDUCE_BUS_FRACTION_FAST", fitted_on=(), source=_NCCL_TESTS)
+fitted("ALLREDUCE_BUS_FRACTION_PCIE", fitted_on=(), source=_NCCL_TESTS)
 
 
 def allreduce_bus_gb_s(device: Device, group: int) -> float:

@@ -6,6 +6,7 @@ GPU architecture: the same stack realises a smaller share of a bigger peak.
 """
 
 from advisor.domain.devices import Device
+from advisor.domain.provenance import fitted
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.precision import Dtype
 
@@ -22,10 +23,21 @@ LLM_FOUNDRY = (
 # (llama.cpp, MLC, ExLlama on RTX 3090 Ti / 4090 / Apple M-series, sizing_reference.json),
 # median about 70%; gpt-fast's bf16 Llama-2-7B on an A100 reads 1,397 of 2,039 GB/s (69%).
 DECODE_BANDWIDTH_EFFICIENCY = Range(0.45, 0.70, 0.88)
+fitted(
+    "DECODE_BANDWIDTH_EFFICIENCY",
+    # Expected: the bf16 row's 69%. The top, widened from 0.85 to 0.88 with these rows in the
+    # set, holds Llama-2-70B int8 on one GPU (0.861 of the roofline at our other terms).
+    fitted_on=("gpt-fast-llama-2-7b-bf16-1gpu", "gpt-fast-llama-2-70b-int8-1gpu"),
+)
 # Large-batch decode and prefill turn compute-bound; serving stacks reach 40-70% of peak
 # (llm-analysis: "up to 0.7 for inference"). The band for a GPU without a measured matmul
 # ceiling (below).
 INFERENCE_COMPUTE_EFFICIENCY = Range(0.40, 0.55, 0.70)
+fitted(
+    "INFERENCE_COMPUTE_EFFICIENCY",
+    fitted_on=(),
+    source="llm-analysis's guidance (up to 0.7 for inference)",
+)
 ML_ENGINEERING = (
     "https://github.com/stas00/ml-engineering/blob/b9e29720eebd4aa946fa9678975385efbc90a777/"
     "compute/accelerator/README.md"
@@ -40,6 +52,11 @@ MATMUL_CEILING_BY_ARCHITECTURE = {
     ("hopper", False): 0.803,
     ("hopper", True): 0.709,
 }
+fitted(
+    "MATMUL_CEILING_BY_ARCHITECTURE",
+    fitted_on=(),
+    source="ml-engineering's Maximum Achievable Matmul FLOPS table",
+)
 # What a serving stack's prefill reaches of that ceiling: its GEMMs near it, its attention,
 # norms and activations below. TensorRT-LLM's 2,048-token first-token latencies (performance.md
 # at 138f96d, "Low Latency"; the GEMMs' 2·N FLOPs per token, less our per-layer overhead and
@@ -47,6 +64,15 @@ MATMUL_CEILING_BY_ARCHITECTURE = {
 # TP 4, H100) and 64% (7B fp8, H100, whose fp16 attention is a larger share): mean 76%,
 # expected 75%, the band holding all four.
 INFERENCE_SHARE_OF_MATMUL_CEILING = Range(0.60, 0.75, 0.90)
+fitted(
+    "INFERENCE_SHARE_OF_MATMUL_CEILING",
+    fitted_on=(
+        "trtllm-llama-2-7b-h100-sxm-tp1-2048-first-token",
+        "trtllm-llama-2-70b-h100-sxm-tp4-2048-first-token",
+        "trtllm-llama-2-7b-a100-80gb-sxm-tp1-2048-first-token",
+        "trtllm-llama-2-70b-a100-80gb-sxm-tp4-2048-first-token",
+    ),
+)
 
 # A prefill (context phase) pays a fixed cost per layer beyond its FLOPs or its weight reads:
 # its many small kernels launch one by one, outside the CUDA graphs decode runs in. Derived
@@ -56,6 +82,15 @@ INFERENCE_SHARE_OF_MATMUL_CEILING = Range(0.60, 0.75, 0.90)
 # fp8 on an H100 takes 7 ms (0.13 ms per layer), 70B fp8 at TP 4 26 ms (0.16), 7B fp16 on an
 # A100 16 ms (0.19), 70B fp16 at TP 4 47 ms (0.19).
 PREFILL_LAYER_OVERHEAD_S = Range(0.12e-3, 0.17e-3, 0.20e-3)
+fitted(
+    "PREFILL_LAYER_OVERHEAD_S",
+    fitted_on=(
+        "trtllm-llama-2-7b-h100-sxm-tp1-128-first-token",
+        "trtllm-llama-2-70b-h100-sxm-tp4-128-first-token",
+        "trtllm-llama-2-7b-a100-80gb-sxm-tp1-128-first-token",
+        "trtllm-llama-2-70b-a100-80gb-sxm-tp4-128-first-token",
+    ),
+)
 # Weight-only kernels (GPTQ/AWQ int4, int8 W8A16, fp8 on GPUs without fp8 units) unpack and
 # scale every weight on the CUDA cores before the 16-bit math: FLOPs per stored weight, run at
 # the fp32 (non-tensor) peak with the decode efficiency. Derived from gpt-fast's A100 table
@@ -67,6 +102,16 @@ PREFILL_LAYER_OVERHEAD_S = Range(0.12e-3, 0.17e-3, 0.20e-3)
 # MLC's 4-bit Llama-2-7B there reads at 72% of the roofline).
 DEQUANT_FLOPS_PER_WEIGHT_4BIT = 3.9
 DEQUANT_FLOPS_PER_WEIGHT_8BIT = 3.1
+# Each beside the bf16 row, whose rate gives the bandwidth the reads run at (gpt-fast's
+# Llama-3.1-8B int8 figure is not a calibration row).
+fitted(
+    "DEQUANT_FLOPS_PER_WEIGHT_4BIT",
+    fitted_on=("gpt-fast-llama-2-7b-int4-1gpu", "gpt-fast-llama-2-7b-bf16-1gpu"),
+)
+fitted(
+    "DEQUANT_FLOPS_PER_WEIGHT_8BIT",
+    fitted_on=("gpt-fast-llama-2-7b-int8-1gpu", "gpt-fast-llama-2-7b-bf16-1gpu"),
+)
 # A stored width at or below this is a 4-bit format (int4, NF4, MXFP4, with their scales).
 FOUR_BIT_CLASS_MAX_BITS = 5.0
 
@@ -79,6 +124,18 @@ FOUR_BIT_CLASS_MAX_BITS = 5.0
 # (https://arxiv.org/abs/2307.09288, Table 2: 38-43% on 6·N·D). Expected 60%, a tuned
 # stack's steady state; whole runs sit in the band's lower part.
 TRAINING_UTILIZATION_AMPERE = Range(0.34, 0.60, 0.78)
+fitted(
+    "TRAINING_UTILIZATION_AMPERE",
+    fitted_on=(
+        "llm-foundry-mpt-7b-2048-a100-80gb-sxm-throughput",
+        "llm-foundry-mpt-13b-2048-a100-80gb-sxm-throughput",
+        "llm-foundry-mpt-7b-4096-a100-80gb-sxm-throughput",
+        "llm-foundry-mpt-30b-2048-a100-80gb-sxm-throughput",
+        "llama2-paper-llama-2-7b-gpu-hours",
+        "llama2-paper-llama-2-13b-gpu-hours",
+        "llama2-paper-llama-2-70b-gpu-hours",
+    ),
+)
 # Hopper H100, counted the same way: LLM Foundry on 8 H100-80GB: 7B at 2k 46% (10,643
 # tokens/s/GPU, 2.29x its A100 run), 13B 40%, 7B at 4k with full checkpointing 54%, 30B 51%
 # (2.19x its A100 run); Llama 3 405B 38-43% (https://arxiv.org/abs/2407.21783, Table 4);
@@ -89,9 +146,33 @@ TRAINING_UTILIZATION_AMPERE = Range(0.34, 0.60, 0.78)
 # median: an H100 then trains 2.1x as fast as an A100 (0.40 × 989.5 against 0.60 × 312), as
 # LLM Foundry measures on the same models and settings (2.2-2.3x), not the 3.2x of the peaks.
 TRAINING_UTILIZATION_HOPPER = Range(0.23, 0.40, 0.55)
+fitted(
+    "TRAINING_UTILIZATION_HOPPER",
+    fitted_on=(
+        "llm-foundry-mpt-7b-2048-h100-sxm-throughput",
+        "llm-foundry-mpt-13b-2048-h100-sxm-throughput",
+        "llm-foundry-mpt-7b-4096-h100-sxm-throughput",
+        "llm-foundry-mpt-30b-2048-h100-sxm-throughput",
+        "torchtitan-llama-3.1-8b-fsdp-8gpu-throughput",
+        "llama31-llama-3.1-70b-gpu-hours",
+        "llama31-llama-3.1-405b-gpu-hours",
+    ),
+)
 # Architectures without published runs here (Ada, Blackwell, Volta, CDNA, Gaudi, TPU): the
 # spread of the runs above, uncalibrated for the architecture (low confidence).
 TRAINING_UTILIZATION_DEFAULT = Range(0.25, 0.38, 0.50)
+fitted(
+    "TRAINING_UTILIZATION_DEFAULT",
+    # The engine's first MFU band: Llama 2's and Llama 3.1's whole runs (with Llama 3 405B's
+    # steady state and Megatron-LM's 1T GPT, which are not rows).
+    fitted_on=(
+        "llama2-paper-llama-2-7b-gpu-hours",
+        "llama2-paper-llama-2-13b-gpu-hours",
+        "llama2-paper-llama-2-70b-gpu-hours",
+        "llama31-llama-3.1-70b-gpu-hours",
+        "llama31-llama-3.1-405b-gpu-hours",
+    ),
+)
 TRAINING_UTILIZATION_BY_ARCHITECTURE = {
     "ampere": TRAINING_UTILIZATION_AMPERE,
     "hopper": TRAINING_UTILIZATION_HOPPER,

@@ -10,6 +10,7 @@ inference_speed at batch B, times the data-parallel replicas.
 """
 
 from advisor.domain.devices import Device
+from advisor.domain.provenance import fitted
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.memory import Parallelism
 from advisor.domain.sizing.speed.inference import inference_speed
@@ -23,6 +24,11 @@ from advisor.domain.sizing.workload import Workload
 # Evict" (https://github.com/NVIDIA/TensorRT-LLM/blob/258c7540c03517def55d9a5aadfa9288af474e1b/
 # docs/source/performance/perf-overview.md, its sample output).
 MAX_LOAD_BATCH = 4096
+fitted(
+    "MAX_LOAD_BATCH",
+    fitted_on=(),
+    source="trtllm-bench's batch cap (TensorRT-LLM v0.17 tuning.py and its sample report)",
+)
 
 
 def max_load_concurrency(workload: Workload, pool_tokens: float) -> int:

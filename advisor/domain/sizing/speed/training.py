@@ -9,6 +9,7 @@ counts the model's FLOPs, HFU the hardware's).
 from dataclasses import dataclass
 
 from advisor.domain.devices import NODE_FABRIC_GPUS, Device
+from advisor.domain.provenance import fitted
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.memory import Parallelism
 from advisor.domain.sizing.precision import Dtype
@@ -31,6 +32,11 @@ DATA_PARALLEL_EFFICIENCY_PCIE = 0.80
 # (https://github.com/pytorch/torchtitan/blob/b5bcd76c66d0acb1a08b176d9639425bc55e0b2a/
 # torchtitan/distributed/activation_checkpoint.py, SelectiveAC).
 SELECTIVE_RECOMPUTED_MATMUL_SHARE = {"fsdp2": 0.5}
+fitted(
+    "SELECTIVE_RECOMPUTED_MATMUL_SHARE",
+    fitted_on=(),
+    source="torchtitan's SelectiveAC policy (its code, not a measurement)",
+)
 GRADIENT_BYTES = 2  # 16-bit activations and their gradients cross the tensor-parallel group
 INFINITE = Range(float("inf"), float("inf"), float("inf"))
 
