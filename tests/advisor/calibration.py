@@ -71,6 +71,7 @@ FITTING_MODULES = (
     "advisor.domain.sizing.stacks",
     "advisor.domain.sizing.speed.communication",
     "advisor.domain.sizing.speed.efficiency",
+    "advisor.domain.sizing.speed.moe",
     "advisor.domain.sizing.speed.serving_load",
     "advisor.domain.sizing.speed.training",
 )

@@ -161,13 +161,14 @@ def test_the_median_error_of_the_expected_value_is_below_the_engine_before_this_
 
 
 def _compared_params():
-    """(category, sample) for every category of figures (not verdicts) with rows in the sample:
-    held out and in sample apart, duplicates in neither."""
+    """(category, held out) for every category of figures (not verdicts) with held-out rows:
+    accuracy is compared on the rows no constant saw. In-sample medians are fit quality, printed
+    above beside the engine before, not held to it (a new model fitted on a row may fit that
+    row less closely than an older one did by chance)."""
     return [
-        pytest.param(category, sample, id=f"{category}-{sample}")
+        pytest.param(category, HELD_OUT, id=f"{category}-{HELD_OUT}")
         for category in sorted({row["category"] for row in ROWS} - {"fit_verdict"})
-        for sample in SAMPLES
-        if any(row["category"] == category for row in _rows_of(sample))
+        if any(row["category"] == category for row in _rows_of(HELD_OUT))
     ]
 
 

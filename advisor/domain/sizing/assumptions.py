@@ -25,6 +25,7 @@ from advisor.domain.sizing.speed.efficiency import (
     TRAINING_UTILIZATION_DEFAULT,
     TRAINING_UTILIZATION_HOPPER,
 )
+from advisor.domain.sizing.speed.moe import moe_assumptions
 from advisor.domain.sizing.stacks import Budget
 from advisor.domain.sizing.workload import Task, Workload
 
@@ -99,6 +100,7 @@ def assumptions(workload: Workload) -> list[str]:
         f"parameters: {arch.params_total:,} total, {arch.params_active:,} active per token",
     ]
     items.extend(arch.notes)
+    items.extend(moe_assumptions(arch))
     if arch.max_positions and workload.context_tokens > arch.max_positions:
         items.append(
             f"context of {workload.context_tokens:,} tokens is beyond the "

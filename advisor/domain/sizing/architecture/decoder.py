@@ -137,5 +137,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         + gated_mlp_groups(h, inter, layers * max(mlp.experts, 1)),
         params_routed_experts=layers * mlp.experts * mlp.expert,
         routed_fraction_per_token=mlp.per_token / mlp.experts if mlp.experts else 1.0,
+        moe_layers=layers if mlp.experts else 0,
+        experts_per_token=mlp.per_token if mlp.experts else 0,
         max_positions=max_positions(config),
     )

@@ -100,6 +100,8 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         + gated_mlp_groups(h, moe_inter, moe_layers * routed),
         params_routed_experts=moe_layers * routed * expert,
         routed_fraction_per_token=top_k / routed,
+        moe_layers=moe_layers,
+        experts_per_token=top_k,
         max_positions=max_positions(config),
         notes=("KV cache holds the MLA latent (kv_lora_rank + qk_rope_head_dim per layer)",),
     )

@@ -68,6 +68,8 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         + gated_mlp_groups(h, inter, layers * experts),
         params_routed_experts=layers * experts * expert,
         routed_fraction_per_token=per_token / experts,
+        moe_layers=layers,
+        experts_per_token=per_token,
         max_positions=max_positions(config),
         notes=("attention sinks: one learned logit per head and layer",),
     )

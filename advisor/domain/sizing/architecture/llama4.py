@@ -103,6 +103,8 @@ def read_text(config: Mapping[str, Any], name: str, family: str) -> ModelArchite
         + gated_mlp_groups(h, inter, moe_layers * experts),
         params_routed_experts=moe_layers * experts * expert,
         routed_fraction_per_token=per_token / experts,
+        moe_layers=moe_layers,
+        experts_per_token=per_token,
         max_positions=max_positions(config),
         notes=(
             f"MoE: {per_token} of {experts} routed experts per token plus a shared expert on "

@@ -74,6 +74,8 @@ class ModelArchitecture:
     lora_groups: tuple[LinearGroup, ...] = ()
     params_routed_experts: int = 0  # MoE: all routed-expert weights (each token uses a few)
     routed_fraction_per_token: float = 1.0  # MoE: experts per token / routed experts
+    moe_layers: int = 0  # MoE: layers whose MLP is routed experts
+    experts_per_token: int = 0  # MoE: routed experts each token goes through (top-k)
     # A vision tower and projector: loaded with the weights, idle while text is generated.
     params_vision: int = 0
     max_positions: int | None = None  # the context the model was built or trained for

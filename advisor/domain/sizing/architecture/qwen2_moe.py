@@ -124,6 +124,8 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         + gated_mlp_groups(h, inter, moe.moe_layers * moe.experts),
         params_routed_experts=moe.moe_layers * moe.experts * moe.expert,
         routed_fraction_per_token=moe.per_token / moe.experts,
+        moe_layers=moe.moe_layers,
+        experts_per_token=moe.per_token,
         max_positions=max_positions(config),
         notes=(
             f"MoE: {moe.per_token} of {moe.experts} routed experts per token on "

@@ -57,6 +57,8 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         + gated_mlp_groups(h, moe.expert_inter, routed or layers),
         params_routed_experts=routed * moe.expert,
         routed_fraction_per_token=moe.per_token / moe.experts if moe.experts else 1.0,
+        moe_layers=moe.moe_layers if moe.experts else 0,
+        experts_per_token=moe.per_token if moe.experts else 0,
         max_positions=max_positions(config),
         notes=(
             (

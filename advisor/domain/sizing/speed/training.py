@@ -19,6 +19,7 @@ from advisor.domain.sizing.speed.communication import (
     allreduce_seconds,
 )
 from advisor.domain.sizing.speed.efficiency import compute_peak_tflops, training_utilization
+from advisor.domain.sizing.speed.moe import MoeTraining, is_moe, moe_training
 from advisor.domain.sizing.stacks import Checkpointing
 from advisor.domain.sizing.workload import Task, Workload
 
@@ -112,6 +113,44 @@ def _tensor_parallel_seconds(workload: Workload, device: Device, parallelism: Pa
     return one.scaled(per_layer * arch.num_layers * micro_batches)
 
 
+def _recomputed_matmul_flops(workload: Workload) -> float:
+    """The weight matmuls recomputation runs again (recompute_flops without the attention
+    core): the whole forward under full checkpointing, a stack's selective share, or none."""
+    arch = workload.architecture
+    tokens = workload.tokens_to_train
+    if workload.checkpointing == Checkpointing.FULL:
+        return 2 * arch.params_active * tokens
+    share = SELECTIVE_RECOMPUTED_MATMUL_SHARE.get(workload.stack_name)
+    if workload.checkpointing == Checkpointing.SELECTIVE and share:
+        return 2 * share * arch.params_active * tokens
+    return 0.0
+
+
+def _moe_training(
+    workload: Workload,
+    device: Device,
+    parallelism: Parallelism,
+    model_flops: float,
+    utilization: Range,
+) -> MoeTraining | None:
+    """A MoE's routed experts and all-to-alls (moe.py); None for a dense model."""
+    arch = workload.architecture
+    if not is_moe(arch):
+        return None
+    return moe_training(
+        arch,
+        device,
+        matmul_flops=model_flops + _recomputed_matmul_flops(workload),
+        tokens_to_train=workload.tokens_to_train,
+        micro_batch_tokens=workload.batch_size * workload.context_tokens,
+        data_parallel=parallelism.data_parallel,
+        gpu_count=parallelism.gpu_count,
+        sixteen_bit_peak_tflops=device.bf16_tflops or device.fp16_tflops or 0.0,
+        utilization=utilization,
+        recomputed_forward=workload.checkpointing == Checkpointing.FULL,
+    )
+
+
 def training_time(workload: Workload, device: Device, parallelism: Parallelism) -> TrainingTime:
     assert workload.task is not Task.INFERENCE
     dtype = workload.weight_dtype if workload.task is not Task.QLORA else Dtype.BF16
@@ -134,7 +173,18 @@ def training_time(workload: Workload, device: Device, parallelism: Parallelism) 
     ):
         efficiency = DATA_PARALLEL_EFFICIENCY_PCIE
     peak_flops = peak * 1e12 * parallelism.gpu_count
-    compute = utilization.scaled(peak_flops * efficiency).inverted(hardware_flops)
+    moe = _moe_training(workload, device, parallelism, flops, utilization)
+    if moe is None:
+        compute = utilization.scaled(peak_flops * efficiency).inverted(hardware_flops)
+    else:
+        # The routed experts at their own rate (moe.py), the rest at the dense band.
+        compute = (
+            utilization.scaled(peak_flops * efficiency)
+            .inverted(hardware_flops - moe.expert_flops)
+            .plus(moe.expert_seconds.scaled(1 / efficiency))
+            .plus(moe.all_to_all_seconds)
+        )
+        recompute_rule = f"{recompute_rule}; {moe.rule}"
     seconds = compute.plus(_tensor_parallel_seconds(workload, device, parallelism))
     mfu = seconds.inverted(flops / peak_flops)
     return TrainingTime(

@@ -1,0 +1,213 @@
+"""Mixture-of-experts speed: what makes a MoE slower than a dense model of its active size.
+
+A MoE routes each token through `experts_per_token` (top-k) of its routed experts. Counting
+only its active parameters (6·N·D, or the bytes one decode step reads) makes it look as fast
+as a dense model of that size; published runs are slower:
+
+- decode: each routed expert a step touches is a small matrix read by its own kernel tile;
+  a fixed cost per expert touched adds to the bytes over bandwidth (Qwen3-30B-A3B touches
+  48 layers x 8 experts per token; Mixtral 8x7B 32 x 2, each 40 times larger);
+- training: the grouped expert GEMMs run at tokens x top_k / experts rows each (load
+  imbalance makes the busiest expert the step's), beside the router, the permutation of
+  tokens to their experts and back and the activation casts; in the published runs that
+  routed-expert work gains nothing from fp8 and runs at a share of the 16-bit peak;
+- expert parallelism: each MoE layer sends every token's hidden state to its top_k experts'
+  GPUs and back (dispatch and combine), twice more in the backward pass: an all-to-all over
+  the node's link whose bytes grow with the tokens.
+
+Each constant names the published rows it was fitted on (the MoE calibration rows, kept
+apart from the held-out rows no constant saw).
+"""
+
+import math
+from dataclasses import dataclass
+
+from advisor.domain.devices import NODE_FABRIC_GPUS, Device
+from advisor.domain.provenance import fitted
+from advisor.domain.ranges import Range
+from advisor.domain.sizing.architecture import ModelArchitecture
+from advisor.domain.sizing.speed.communication import (
+    ALLREDUCE_BUS_FRACTION_FAST,
+    ALLREDUCE_FIXED_S,
+    ALLREDUCE_PER_DOUBLING_S,
+)
+
+TT_INFERENCE_SERVER_A100 = "https://github.com/tenstorrent/tt-inference-server/issues/340"
+
+# Decode: a fixed time per routed expert a step touches, per MoE layer, beside its bytes over
+# bandwidth (the fused-MoE kernel's per-expert tiles, its token-to-expert alignment, the
+# router's top-k). Fitted on one row: vLLM's Qwen3-30B-A3B at batch 1 on an A100 (bf16, 128
+# in / 128 out) decodes at 103.9 tokens/s, 9.62 ms per token (TT_INFERENCE_SERVER_A100,
+# "Performance Benchmark Sweeps for Qwen3-30B-A3B on A100", concurrency 1); its 6.7 GB of
+# active weights at the decode bandwidth efficiency take 4.7 ms: 4.9 ms over 48 layers x 8
+# experts is 12.8 us per expert touched. The band: the row's figure inside at either end of
+# the bandwidth band.
+DECODE_SECONDS_PER_EXPERT = Range(8e-6, 12.8e-6, 16e-6)
+fitted(
+    "DECODE_SECONDS_PER_EXPERT", fitted_on=("tt-inference-server-qwen3-30b-a3b-a100-bs1-decode",)
+)
+
+# Training: the routed experts' FLOPs (grouped GEMMs with their router, permutation and casts)
+# run at the 16-bit peak in the architecture's utilisation band, whatever the dtype: fp8 does
+# not speed them up in the published runs. Megatron-Bridge's Qwen3-30B-A3B in FP8 on H100
+# (10,494 tokens/s/GPU, 25.09 NeMo container,
+# https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/fa0315ae2684693a666be9d247adf9baf1e30028/
+# docs/performance-summary.md, "DGX-H100") runs slower than NeMo Automodel's BF16 one (12,040,
+# https://github.com/NVIDIA-NeMo/Automodel/blob/8d9bfb90e3d8a45d45ab1a9f12ece42b9d1bb6a9/docs/
+# performance-summary.md), where the same tables' dense Llama 3 8B gains 2x from FP8. A share
+# of 1.0: the choice read the Automodel row, which is therefore in sample.
+EXPERT_SHARE_OF_16BIT_RATE = Range(1.0, 1.0, 1.0)
+fitted(
+    "EXPERT_SHARE_OF_16BIT_RATE", fitted_on=("automodel-qwen3-30b-a3b-h100-8gpu-bf16-throughput",)
+)
+
+# Expert parallelism's all-to-all reaches the all-reduce's share of the link (communication.py)
+# and pays its latency per call: no constant of its own.
+A2A_BUS_FRACTION = ALLREDUCE_BUS_FRACTION_FAST
+# Dispatch and combine in the forward pass, their two transposes in the backward pass.
+A2A_PER_MOE_LAYER_FORWARD = 2
+A2A_PER_MOE_LAYER_BACKWARD = 2
+# The share of the all-to-all left on the critical path at the fast end of the range.
+A2A_HIDDEN_AT_FAST_END = 0.5
+A2A_ACTIVATION_BYTES = 2  # bf16 hidden states (DeepEP and Megatron dispatch in bf16 by default)
+
+
+def is_moe(arch: ModelArchitecture) -> bool:
+    return bool(arch.params_routed_experts) and arch.moe_layers > 0 and arch.experts_per_token > 0
+
+
+def routed_experts(arch: ModelArchitecture) -> int:
+    """Routed experts per MoE layer: top_k over the share of them each token uses."""
+    return max(1, round(arch.experts_per_token / arch.routed_fraction_per_token))
+
+
+def routed_params_per_token(arch: ModelArchitecture) -> float:
+    """Routed-expert parameters one token goes through (its top_k experts in every MoE layer)."""
+    return arch.params_routed_experts * arch.routed_fraction_per_token
+
+
+def tokens_per_expert(arch: ModelArchitecture, tokens: float) -> float:
+    """Rows each expert's GEMM gets from `tokens` tokens, balanced: tokens x top_k / experts."""
+    return tokens * arch.experts_per_token / routed_experts(arch)
+
+
+def experts_touched_per_layer(arch: ModelArchitecture, batch: int) -> float:
+    """Expected experts a decode step of `batch` sequences touches in one MoE layer (each token
+    picks top_k of E: an expert is idle with probability (1 - k/E)^batch)."""
+    idle = (1 - arch.routed_fraction_per_token) ** batch
+    return routed_experts(arch) * (1 - idle)
+
+
+def decode_expert_seconds(arch: ModelArchitecture, batch: int) -> Range:
+    """The fixed cost of one decode step's routed experts: per expert touched, per MoE layer."""
+    if not is_moe(arch):
+        return Range(0.0, 0.0, 0.0)
+    return DECODE_SECONDS_PER_EXPERT.scaled(
+        arch.moe_layers * experts_touched_per_layer(arch, batch)
+    )
+
+
+def expert_parallel_degree(arch: ModelArchitecture, device: Device, data_parallel: int) -> int:
+    """Training: experts spread over the data-parallel GPUs of one node (the published recipes'
+    EP = 8 on 8 GPUs), never more ways than there are experts."""
+    if not is_moe(arch):
+        return 1
+    node = min(data_parallel, device.fast_link_gpus or 1, NODE_FABRIC_GPUS)
+    return max(1, min(node, routed_experts(arch)))
+
+
+def all_to_all_seconds(
+    arch: ModelArchitecture, device: Device, expert_parallel: int, tokens: float
+) -> Range:
+    """One dispatch (or combine) of `tokens` tokens on one GPU over `expert_parallel` GPUs:
+    each token's hidden state to its top_k experts, the share on other GPUs over the link,
+    plus a collective's latency."""
+    if expert_parallel <= 1 or not is_moe(arch):
+        return Range(0.0, 0.0, 0.0)
+    remote = (expert_parallel - 1) / expert_parallel
+    message = tokens * arch.experts_per_token * arch.hidden_size * A2A_ACTIVATION_BYTES * remote
+    transfer = message / (device.link_gb_s(expert_parallel) * A2A_BUS_FRACTION * 1e9)
+    doublings = math.log2(expert_parallel)
+    return Range(
+        ALLREDUCE_FIXED_S.low + ALLREDUCE_PER_DOUBLING_S.low * doublings + transfer,
+        ALLREDUCE_FIXED_S.expected + ALLREDUCE_PER_DOUBLING_S.expected * doublings + transfer,
+        ALLREDUCE_FIXED_S.high + ALLREDUCE_PER_DOUBLING_S.high * doublings + transfer,
+    )
+
+
+@dataclass(frozen=True)
+class MoeTraining:
+    expert_flops: float  # the routed experts' share of the FLOPs a step executes
+    expert_seconds: Range  # those FLOPs at the experts' share of the 16-bit rate
+    all_to_all_seconds: Range
+    expert_parallel: int
+    tokens_per_expert: float  # GEMM rows per expert per micro-batch
+    rule: str
+
+
+def moe_training(
+    arch: ModelArchitecture,
+    device: Device,
+    matmul_flops: float,
+    tokens_to_train: float,
+    micro_batch_tokens: float,
+    data_parallel: int,
+    gpu_count: int,
+    sixteen_bit_peak_tflops: float,
+    utilization: Range,
+    recomputed_forward: bool,
+) -> MoeTraining | None:
+    """The routed experts' time in a training run: their share of the matmul FLOPs at the
+    16-bit peak x the utilisation band x EXPERT_SHARE_OF_16BIT_RATE, plus expert parallelism's
+    all-to-alls. `matmul_flops`: the weight matmuls a step executes (model FLOPs plus any
+    recomputed forward); the caller takes the experts' share out of its dense time."""
+    if not is_moe(arch) or not sixteen_bit_peak_tflops:
+        return None
+    share = routed_params_per_token(arch) / arch.params_active
+    expert_flops = matmul_flops * share
+    peak = sixteen_bit_peak_tflops * 1e12 * gpu_count
+    shares = EXPERT_SHARE_OF_16BIT_RATE
+    rate = Range(
+        peak * utilization.low * shares.low,
+        peak * utilization.expected * shares.expected,
+        peak * utilization.high * shares.high,
+    )
+    expert_seconds = rate.inverted(expert_flops)
+    ep = expert_parallel_degree(arch, device, data_parallel)
+    calls = (
+        A2A_PER_MOE_LAYER_FORWARD * (2 if recomputed_forward else 1) + A2A_PER_MOE_LAYER_BACKWARD
+    )
+    micro_batches = tokens_to_train / (micro_batch_tokens * max(1, data_parallel))
+    one = all_to_all_seconds(arch, device, ep, micro_batch_tokens)
+    total = one.scaled(calls * arch.moe_layers * micro_batches)
+    # Stacks that overlap dispatch and combine with the expert GEMMs (DeepEP, Megatron's EP
+    # overlap) hide part of it: half at the fast end of the range (a range no wider than the
+    # calibration allows); the expected and slow ends do not overlap.
+    a2a = Range(total.low * A2A_HIDDEN_AT_FAST_END, total.expected, total.high)
+    rule = (
+        f"MoE: routed experts ({share:.0%} of the matmul FLOPs; "
+        f"{tokens_per_expert(arch, micro_batch_tokens):,.0f} rows per expert per micro-batch) at "
+        "the 16-bit peak in the utilisation band (fp8 does not speed them up in published "
+        f"runs); expert parallelism {ep}: {calls} all-to-alls per MoE layer per micro-batch "
+        "(dispatch and combine), half hidden behind compute at the fast end only"
+    )
+    return MoeTraining(
+        expert_flops, expert_seconds, a2a, ep, tokens_per_expert(arch, micro_batch_tokens), rule
+    )
+
+
+def moe_assumptions(arch: ModelArchitecture) -> list[str]:
+    """What the speed answer assumed of a MoE, for the answer's assumptions."""
+    if not is_moe(arch):
+        return []
+    return [
+        f"mixture of experts: {routed_experts(arch)} routed experts, top-{arch.experts_per_token}, "
+        f"in {arch.moe_layers} layers; decode adds "
+        f"{DECODE_SECONDS_PER_EXPERT.low * 1e6:.0f}-{DECODE_SECONDS_PER_EXPERT.high * 1e6:.0f} us "
+        "per expert a step touches per MoE layer (fitted on vLLM's Qwen3-30B-A3B at batch 1); "
+        "training runs the routed experts' FLOPs at the 16-bit peak whatever the dtype (fp8 "
+        "does not speed them up in published runs), experts spread over the "
+        "node's data-parallel GPUs (expert parallelism) with dispatch and combine all-to-alls "
+        "of each token's hidden state to its top-k experts' GPUs; serving shards experts by "
+        "tensor parallelism (no expert parallelism), balanced routing assumed"
+    ]

@@ -1,0 +1,89 @@
+"""Mixture-of-experts speed (advisor/domain/sizing/speed/moe.py, issue 23): a MoE is slower
+than a dense model of its active size, at decode and in training, and expert parallelism's
+all-to-all costs time that grows with the tokens."""
+
+import pytest
+
+from advisor.domain.sizing.architecture import architecture_from_params
+from advisor.domain.sizing.memory import Parallelism
+from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.speed import inference_speed, training_time
+from advisor.domain.sizing.speed.moe import (
+    all_to_all_seconds,
+    decode_expert_seconds,
+    is_moe,
+    moe_assumptions,
+    tokens_per_expert,
+)
+from advisor.domain.sizing.workload import Task, Workload
+from tests.advisor.devices import GPUS
+
+MOE = bundled_models()["qwen3-30b-a3b"].architecture()
+
+
+def _dense_of_active_size():
+    return architecture_from_params(MOE.params_active)
+
+
+def test_the_moe_fields_are_read_from_the_config():
+    assert is_moe(MOE)
+    assert (MOE.moe_layers, MOE.experts_per_token) == (48, 8)
+    assert tokens_per_expert(MOE, 4 * 4096) == pytest.approx(4 * 4096 * 8 / 128)
+    assert not is_moe(_dense_of_active_size())
+
+
+def test_batch_1_decode_is_slower_per_active_parameter_than_a_dense_model_of_that_size():
+    device = GPUS["A100-80GB-SXM"]
+    one = Parallelism(1)
+    moe = inference_speed(Workload(MOE, batch_size=1, output_tokens=128), device, one)
+    dense = inference_speed(
+        Workload(_dense_of_active_size(), batch_size=1, output_tokens=128), device, one
+    )
+    assert moe.decode_tokens_per_s_per_sequence.expected < (
+        0.7 * dense.decode_tokens_per_s_per_sequence.expected
+    )
+
+
+def test_the_decode_cost_grows_with_the_experts_a_step_touches():
+    assert decode_expert_seconds(MOE, 1).expected < decode_expert_seconds(MOE, 64).expected
+    assert decode_expert_seconds(_dense_of_active_size(), 64).expected == 0
+
+
+def _training(arch, device_key, dtype="bf16", stack="fsdp2"):
+    workload = Workload(
+        arch, task=Task.PRETRAIN, weight_dtype=Dtype(dtype), context_tokens=4096, batch_size=4,
+        stack_name=stack, train_tokens=10**9,
+    )  # fmt: skip
+    return training_time(workload, GPUS[device_key], Parallelism(8, zero_stage=3))
+
+
+def test_training_a_30b_a3b_on_8_gpus_is_slower_than_a_dense_model_of_its_active_size():
+    moe = _training(MOE, "H100-SXM").hours
+    dense = _training(_dense_of_active_size(), "H100-SXM").hours
+    assert moe.expected > 1.15 * dense.expected
+    assert moe.low > dense.low
+
+
+def test_fp8_does_not_speed_up_the_routed_experts():
+    bf16 = _training(MOE, "H100-SXM", "bf16", "megatron").hours.expected
+    fp8 = _training(MOE, "H100-SXM", "fp8", "megatron").hours.expected
+    dense_bf16 = _training(_dense_of_active_size(), "H100-SXM", "bf16", "megatron").hours.expected
+    dense_fp8 = _training(_dense_of_active_size(), "H100-SXM", "fp8", "megatron").hours.expected
+    assert bf16 / fp8 < dense_bf16 / dense_fp8
+
+
+def test_the_all_to_all_costs_time_that_grows_with_tokens():
+    device = GPUS["H100-SXM"]
+    small = all_to_all_seconds(MOE, device, 8, 1024)
+    large = all_to_all_seconds(MOE, device, 8, 16384)
+    assert 0 < small.expected < large.expected
+    assert all_to_all_seconds(MOE, device, 1, 16384).expected == 0
+
+
+def test_the_answer_says_what_it_assumed_of_a_moe():
+    (item,) = moe_assumptions(MOE)
+    assert "top-8" in item and "all-to-all" in item
+    assert moe_assumptions(_dense_of_active_size()) == []
+    rule = _training(MOE, "H100-SXM").recompute_rule
+    assert "routed experts" in rule and "expert parallelism 8" in rule
