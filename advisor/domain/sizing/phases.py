@@ -26,21 +26,11 @@ from advisor.domain.sizing.memory import (
     training_terms,
 )
 from advisor.domain.sizing.memory_spread import MEMORY_SPREAD
+from advisor.domain.sizing.stacks import TORCHTUNE_FLAGS_TABLE_ROWS
 from advisor.domain.sizing.workload import Workload
 
 # The phases were derived while reading torchtune's optimization-flags table.
-fitted(
-    "allocated_peak",
-    fitted_on=(
-        "torchtune-llama-3.2-3b-full-chunked-ce-a100-memory",
-        "torchtune-llama-3.2-3b-full-activation-checkpointing-a100-memory",
-        "torchtune-llama-3.2-3b-full-optimizer-in-backward-a100-memory",
-        "torchtune-llama-3.2-3b-full-activation-offloading-a100-memory",
-        "torchtune-llama-3.2-3b-full-adamw-8bit-a100-memory",
-        "torchtune-llama-3.2-3b-lora-a100-memory",
-        "torchtune-llama-3.2-3b-qlora-a100-memory",
-    ),
-)
+fitted("allocated_peak", fitted_on=TORCHTUNE_FLAGS_TABLE_ROWS)
 
 
 def _peak(terms: TrainingTerms, end: int) -> float:

@@ -341,20 +341,18 @@ fitted(
         "unsloth-llama-3.3-70b-hf-peft-48gb-oom",
     ),
 )
-# torchtune's compiled loss (2.25) came with the allocated-peak phases, read off its
-# optimization-flags table (phases.py).
-fitted(
-    'STACKS["torchtune"].loss_bytes_per_vocab_entry',
-    fitted_on=(
-        "torchtune-llama-3.2-3b-full-chunked-ce-a100-memory",
-        "torchtune-llama-3.2-3b-full-activation-checkpointing-a100-memory",
-        "torchtune-llama-3.2-3b-full-optimizer-in-backward-a100-memory",
-        "torchtune-llama-3.2-3b-full-activation-offloading-a100-memory",
-        "torchtune-llama-3.2-3b-full-adamw-8bit-a100-memory",
-        "torchtune-llama-3.2-3b-lora-a100-memory",
-        "torchtune-llama-3.2-3b-qlora-a100-memory",
-    ),
+# torchtune's optimization-flags table (Llama 3.2 3B, each technique added in turn): its
+# compiled loss (2.25) was read off it, and so were the allocated-peak phases (phases.py).
+TORCHTUNE_FLAGS_TABLE_ROWS = (
+    "torchtune-llama-3.2-3b-full-chunked-ce-a100-memory",
+    "torchtune-llama-3.2-3b-full-activation-checkpointing-a100-memory",
+    "torchtune-llama-3.2-3b-full-optimizer-in-backward-a100-memory",
+    "torchtune-llama-3.2-3b-full-activation-offloading-a100-memory",
+    "torchtune-llama-3.2-3b-full-adamw-8bit-a100-memory",
+    "torchtune-llama-3.2-3b-lora-a100-memory",
+    "torchtune-llama-3.2-3b-qlora-a100-memory",
 )
+fitted('STACKS["torchtune"].loss_bytes_per_vocab_entry', fitted_on=TORCHTUNE_FLAGS_TABLE_ROWS)
 
 DEFAULT_STACK_BY_TASK: dict[str, str] = {
     "inference": "vllm",
