@@ -53,6 +53,7 @@ from tests.advisor.calibration import (
     excluded_rows,
     fitted_constants,
     inputs_sha256,
+    is_moe_row,
     median_abs_error_pct,
     medians_by_sample,
     record,
@@ -174,6 +175,7 @@ def main() -> None:
                 "id": row["id"],
                 "category": row["category"],
                 "sample": sample_of(row),
+                "moe": is_moe_row(row),
                 **{key: row[key] for key in ("duplicate_of", "identity") if key in row},
                 "input": row["input"],
                 "published": row["published"],
@@ -199,6 +201,13 @@ def main() -> None:
         # Per sample (held_out, in_sample); duplicate and identity rows are in neither.
         "median_abs_error_pct": {
             sample: _sample_medians(sampled, peer_names) for sample, sampled in by_sample.items()
+        },
+        # The mixture-of-experts rows among the held out, apart: they are in the medians above.
+        "moe_held_out": {
+            "median_abs_error_pct": _medians(
+                [e for e in by_sample["held_out"] if e["moe"]], _ours_error
+            ),
+            "inside": _inside_counts([e for e in by_sample["held_out"] if e["moe"]], "ours"),
         },
         "inside_by_category": {
             sample: {

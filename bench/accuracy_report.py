@@ -122,6 +122,20 @@ def _sample_table(results: dict, sample: str) -> list[str]:
     return [*lines, ""]
 
 
+def _moe_table(results: dict) -> list[str]:
+    """The mixture-of-experts rows among the held out: counted in the table above, shown apart."""
+    moe = results["moe_held_out"]
+    lines = [
+        "#### Of which mixture-of-experts models (held out)",
+        "",
+        _row(["category", "ours", "inside"]),
+        _row(["---", "---:", "---:"]),
+    ]
+    for category, median in sorted(moe["median_abs_error_pct"].items()):
+        lines.append(_row([category, _cell(median), moe["inside"].get(category, "")]))
+    return [*lines, ""]
+
+
 def markdown(results: dict) -> str:
     medians = results["median_abs_error_pct"]
     peers = list(medians["held_out"]["peers"])
@@ -142,6 +156,7 @@ def markdown(results: dict) -> str:
         "(rows it answers; ours on the same rows).",
         "",
         *_sample_table(results, "held_out"),
+        *_moe_table(results),
         *_sample_table(results, "in_sample"),
     ]
     lines += [

@@ -14,6 +14,7 @@ from advisor.charts.geometry import CHAR_WIDTH, Label, LabelledRule, Rect, Rule,
 # component by the class `part-<key>`, underscores as hyphens.
 MEMORY_COMPONENTS: tuple[tuple[str, str], ...] = (
     ("weights", "Weights"),
+    ("gathered_layers", "Gathered layers"),
     ("gradients", "Gradients"),
     ("optimizer_states", "Optimizer states"),
     ("activations", "Activations"),

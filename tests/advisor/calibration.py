@@ -205,6 +205,15 @@ def _field_value(annotation: object, value: object) -> object:
     return value
 
 
+def is_moe_row(row: dict) -> bool:
+    """Whether the row's model is a mixture of experts (routed experts in some layers)."""
+    given = row["input"]
+    if "model" not in given:
+        return False
+    arch = bundled_models()[given["model"]].architecture()
+    return bool(arch.params_routed_experts) and arch.moe_layers > 0
+
+
 def workload_for(row: dict) -> tuple[Workload, tuple[str, ...]]:
     """The row's Workload, and the input keys this engine's Workload has no field for."""
     given = row["input"]

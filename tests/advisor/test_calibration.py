@@ -80,8 +80,9 @@ def test_every_category_of_figures_has_rows():
 
 
 # A row the engine misses stays in the set, in the bench's table and in the README, with the
-# reason in its `known_miss`; strict, so a row that starts to pass must lose the mark.
-MAX_KNOWN_MISSES = 5
+# reason in its `known_miss`; strict, so a row that starts to pass must lose the mark. At most
+# one row in twenty: held-out rows added without refitting bring their misses with them.
+MAX_KNOWN_MISS_SHARE = 1 / 20
 
 
 def _judged_param(row: dict):
@@ -93,7 +94,7 @@ def _judged_param(row: dict):
 
 def test_known_misses_are_few_and_each_says_why():
     misses = [row for row in ROWS if "known_miss" in row]
-    assert len(misses) <= MAX_KNOWN_MISSES
+    assert len(misses) <= MAX_KNOWN_MISS_SHARE * len(ROWS)
     assert all(len(row["known_miss"]) > 20 for row in misses)
 
 

@@ -23,6 +23,7 @@ def test_a_sizing_answer_has_the_documented_fields(api):
     assert body["model"]["kv_bytes_per_token"] == 327_680
     assert set(body["memory"]) == {
         "weights",
+        "gathered_layers",
         "gradients",
         "optimizer_states",
         "activations",

@@ -86,6 +86,7 @@ class Parallelism:
 
 MEMORY_COMPONENTS = (
     "weights",
+    "gathered_layers",
     "gradients",
     "optimizer_states",
     "activations",
@@ -101,6 +102,9 @@ class MemoryBreakdown:
     """Bytes per GPU."""
 
     weights: float = 0.0
+    # ZeRO-3 / FSDP: the whole parameters of the layers being run and prefetched, beside the
+    # shard of every layer that `weights` holds.
+    gathered_layers: float = 0.0
     gradients: float = 0.0
     optimizer_states: float = 0.0
     activations: float = 0.0
@@ -115,6 +119,7 @@ class MemoryBreakdown:
     def total(self) -> float:
         return (
             self.weights
+            + self.gathered_layers
             + self.gradients
             + self.optimizer_states
             + self.activations
@@ -236,6 +241,24 @@ def _adafactor_state_bytes_per_param(workload: Workload) -> float:
     return FP32_BYTES * (factored + others) / arch.params_total
 
 
+# ZeRO-3 and FSDP all-gather a layer's parameters to run it and free them after: the layer
+# being run and the one prefetched (FSDP's forward and BACKWARD_PRE prefetch, DeepSpeed's
+# prefetch bucket) are whole on every GPU, as are the layers a CPU offload brings in.
+GATHERED_LAYERS = 2
+
+
+def gathered_layer_bytes(workload: Workload) -> float:
+    """The whole parameters of the layers ZeRO-3 / FSDP hold gathered, in the dtype they
+    run in (bf16 under mixed precision, the 4-bit storage for QLoRA), before tensor parallelism."""
+    arch = workload.architecture
+    per_layer = (arch.params_total - arch.params_embedding) / arch.num_layers
+    if workload.task is Task.QLORA:
+        bytes_per_param = NF4_BITS_PER_PARAM / 8
+    else:
+        bytes_per_param = 4.0 if workload.weight_dtype is Dtype.FP32 else 2.0
+    return GATHERED_LAYERS * per_layer * bytes_per_param
+
+
 def _inference_weight_bytes(workload: Workload) -> float:
     arch = workload.architecture
     if workload.stored_weights:
@@ -339,6 +362,7 @@ class TrainingTerms(NamedTuple):
     """A training step's memory per GPU, by what it is and when it is live (bytes)."""
 
     weights: float
+    gathered_layers: float
     gradients: float
     optimizer_states: float
     kept_activations: float  # kept from the forward pass for the backward pass
@@ -363,6 +387,7 @@ def memory_per_gpu(workload: Workload, parallelism: Parallelism) -> MemoryBreakd
     dynamic = terms.gradients + terms.optimizer_states + activations + terms.loss
     return MemoryBreakdown(
         weights=terms.weights,
+        gathered_layers=terms.gathered_layers,
         gradients=terms.gradients,
         optimizer_states=terms.optimizer_states,
         activations=activations,
@@ -386,7 +411,9 @@ def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerm
             embedding_bytes = 4 if stack.qlora_fp32_residual else 2
             frozen = linear * NF4_BITS_PER_PARAM / 8 + arch.params_embedding * embedding_bytes
         else:
-            frozen = arch.params_total * (4 if workload.weight_dtype is Dtype.FP32 else 2)
+            fp32_shard = stage >= 3 and dp > 1 and stack.sharded_lora_base_fp32
+            fp32 = workload.weight_dtype is Dtype.FP32 or fp32_shard
+            frozen = arch.params_total * (4 if fp32 else 2)
         weights = (frozen + trained * w_bytes) / tp / (dp if stage >= 3 else 1)
     else:
         weights = trained * w_bytes / tp / (dp if stage >= 3 else 1)
@@ -402,10 +429,12 @@ def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerm
         # on the CPU.
         optimizer = 0.0
     if workload.parameter_offload:
-        # ZeRO-Infinity / FSDP2 CPU offload: parameters and gradients live on the CPU; a GPU
-        # holds the layer being run and the one prefetched.
-        weights *= 2 / arch.num_layers
-        gradients *= 2 / arch.num_layers
+        # ZeRO-Infinity / FSDP2 CPU offload: parameters and gradients live on the CPU.
+        weights = 0.0
+        gradients *= GATHERED_LAYERS / arch.num_layers
+    gathered = 0.0
+    if workload.parameter_offload or (stage >= 3 and dp > 1):
+        gathered = gathered_layer_bytes(workload) / tp
 
     tokens = workload.batch_size * workload.context_tokens
     kept, recomputed = _activation_bytes_per_token(workload)
@@ -419,6 +448,7 @@ def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerm
     )
     return TrainingTerms(
         weights=weights,
+        gathered_layers=gathered,
         gradients=gradients,
         optimizer_states=optimizer,
         kept_activations=tokens * kept / tp,

@@ -11,6 +11,8 @@ GIB = 2**30
 # - KV cache: its measured bytes per token are within 0.01% (block rounding aside);
 # - gradients and optimizer states: exact bytes per parameter (the ZeRO paper's 120/31.4/16.6
 #   GB), up to allocator rounding;
+# - gathered layers (ZeRO-3 / FSDP): the layer being run is always whole, the prefetched one
+#   may not have arrived at the peak: one layer to two;
 # - activations and logits: the published peaks sit 14-18% above ours (vLLM's profile run) and
 #   up to 20% below (torchtitan's selective checkpointing, torchtune's chunked loss);
 # - runtime: a CUDA context is 0.25 GiB with lazy loading (vLLM) to 1.3 GB (Hugging Face's
@@ -19,6 +21,7 @@ GIB = 2**30
 # - allocator headroom: none when the peak is read as allocated bytes, twice ours at worst.
 MEMORY_SPREAD: dict[str, tuple[float, float]] = {
     "weights": (0.01, 0.01),
+    "gathered_layers": (0.5, 0.0),
     "gradients": (0.02, 0.02),
     "optimizer_states": (0.02, 0.02),
     "activations": (0.30, 0.30),

@@ -40,7 +40,7 @@ def _peak(terms: TrainingTerms, end: int) -> float:
         below, above = MEMORY_SPREAD[line]
         return value * (1 - below, 1.0, 1 + above)[end]
 
-    weights = at(terms.weights, "weights")
+    weights = at(terms.weights, "weights") + at(terms.gathered_layers, "gathered_layers")
     states = at(terms.optimizer_states, "optimizer_states")
     gradients = at(terms.gradients, "gradients")
     kept = at(terms.kept_activations, "activations")

@@ -94,6 +94,9 @@ class Stack:
     # QLoRA: the non-quantised parameters (embeddings, output head, norms) and the residual
     # stream they produce are upcast to fp32.
     qlora_fp32_residual: bool = False
+    # LoRA sharded by ZeRO-3 / FSDP: the frozen base is loaded in fp32 and FSDP's mixed
+    # precision computes in bf16, so each GPU keeps an fp32 shard of it.
+    sharded_lora_base_fp32: bool = False
     # Training: zero_grad(set_to_none=True) frees the gradients after each step (torch.optim's
     # default since PyTorch 2.0), so they are not live beside the next step's loss. False: a
     # gradient buffer kept for the whole run.
@@ -213,6 +216,9 @@ STACKS: dict[str, Stack] = {
             # prepare_model_for_kbit_training casts every non-4-bit parameter (embeddings,
             # lm_head, norms) to fp32; the residual stream they feed is then fp32.
             qlora_fp32_residual=True,
+            # PEFT's FSDP recipe loads the base with torch_dtype float32 unless a 4-bit storage
+            # dtype is set (examples/sft/utils.py), for FSDP's bf16 mixed precision to cast.
+            sharded_lora_base_fp32=True,
             # Accelerate's FSDP (fsdp_offload_params: parameters, gradients and the optimizer
             # step on the CPU; PEFT's QLoRA + FSDP recipe for a 70B model on 2x 24 GB) and
             # DeepSpeed ZeRO-3 (offload_optimizer / offload_param; PEFT's "ZeRO3 and CPU
@@ -226,6 +232,7 @@ STACKS: dict[str, Stack] = {
                 "https://github.com/unslothai/unsloth#-performance-benchmarking",
                 "https://github.com/huggingface/peft/blob/main/docs/source/accelerate/fsdp.md",
                 "https://github.com/huggingface/peft/blob/main/docs/source/accelerate/deepspeed.md",
+                "https://github.com/huggingface/peft/blob/main/examples/sft/utils.py",
             ),
         ),
         Stack(
