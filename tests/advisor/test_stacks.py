@@ -237,7 +237,7 @@ def test_offloading_optimizer_states_takes_them_off_the_gpu_where_the_stack_can(
 def test_each_task_has_a_default_stack_and_only_its_own_stacks():
     assert stacks_for("inference") == ["vllm", "sglang", "tensorrt_llm"]
     assert stacks_for("qlora") == ["hf_peft", "torchtune", "unsloth"]
-    assert stacks_for("pretrain") == ["fsdp2", "deepspeed_zero", "megatron"]
+    assert stacks_for("pretrain") == ["fsdp2", "nemo_automodel", "deepspeed_zero", "megatron"]
     with pytest.raises(
         ValueError, match="stack 'vllm' does not run task=lora: choose one of hf_peft"
     ):
@@ -316,7 +316,8 @@ def test_serving_answers_show_the_memory_fraction_used(api, web):
         (
             {"task": "pretrain", "stack": "megatron", "optimizer_offload": True},
             "optimizer_offload",
-            "Megatron-LM does not offload to the CPU; choose stack fsdp2 or deepspeed_zero",
+            "Megatron-LM does not offload to the CPU; choose stack fsdp2 or nemo_automodel or "
+            "deepspeed_zero",
         ),
         ({"stack": "nonsense"}, "stack", "is not a valid choice"),
         ({"gpu_memory_utilization": 0.3}, "gpu_memory_utilization", "greater than or equal to 0.5"),
@@ -357,3 +358,23 @@ def test_size_prints_the_stack_and_the_settings_it_used(catalog):
     )
     assert "stack SGLang: gpu_memory_utilization_default 0.9, budget static, " in out.getvalue()
     assert "gpu_memory_utilization 0.85" in out.getvalue()
+
+
+def test_nemo_automodel_trains_in_bf16_so_a_30b_a3b_moe_fits_8_h100s_at_4_x_4k():
+    """Issue 23: Automodel's Qwen3-30B-A3B recipe runs micro-batch 4 x 4,096 on 8x H100 80 GB;
+    sized with an fp32 master (FSDP2 as torchtitan runs it) it needs 88.8 GiB per GPU."""
+    base = Workload(
+        arch("qwen3-30b-a3b"), task=Task.PRETRAIN, context_tokens=4096, batch_size=4, zero_stage=3
+    )
+
+    def on_8_h100(workload: Workload):
+        (candidate,) = rank_candidates(workload, [GPUS["H100-SXM"]], {}, counts=(8,))
+        return candidate
+
+    automodel = on_8_h100(base.with_changes(stack_name="nemo_automodel"))
+    torchtitan = on_8_h100(base.with_changes(stack_name="fsdp2"))
+    assert automodel.fits and not torchtitan.fits
+    # Adam's two bf16 moments (4 bytes a parameter) against an fp32 master and moments (12).
+    assert automodel.memory.optimizer_states == pytest.approx(
+        torchtitan.memory.optimizer_states / 3
+    )

@@ -134,6 +134,10 @@ UNSLOTH_INTEL = Source(
     "https://unsloth.ai/docs/de/los-gehts/install/intel",
     "Intel GPU: Data Center GPU Max Series, Arc Series oder Intel Ultra AIPC",
 )
+AUTOMODEL_INSTALL = Source(
+    "https://github.com/NVIDIA-NeMo/Automodel/blob/main/docs/guides/installation.md",
+    "GPU: NVIDIA GPU with 8GB+ VRAM (16GB+ recommended)",
+)
 PYTORCH_FSDP2 = Source(
     "https://pytorch.org/docs/stable/distributed.fsdp.fully_shard.html",
     "PyTorch FSDP2 provides a fully sharded data parallelism (FSDP) implementation targeting "

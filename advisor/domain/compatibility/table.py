@@ -23,6 +23,7 @@ from advisor.domain.compatibility.platforms import (
     nvidia_from,
 )
 from advisor.domain.compatibility.sources import (
+    AUTOMODEL_INSTALL,
     BITSANDBYTES,
     DEEPSPEED_README,
     FLASH_ATTENTION,
@@ -104,6 +105,7 @@ SUBJECT_LABELS = {
     "fsdp2": "PyTorch FSDP2",
     "deepspeed_zero": "DeepSpeed ZeRO",
     "megatron": "Megatron-LM",
+    "nemo_automodel": "NVIDIA NeMo Automodel",
     BITSANDBYTES_4BIT: "bitsandbytes 4-bit",
     BITSANDBYTES_8BIT_OPTIMIZER: "bitsandbytes 8-bit and paged optimizers",
     FLASH_ATTENTION_2: "FlashAttention-2",
@@ -172,6 +174,12 @@ TABLE: dict[str, tuple[tuple[frozenset[str], Entry], ...]] = {
         (frozenset({"intel-xpu"}), _runs(DEEPSPEED_README)),
     ),
     "megatron": ((nvidia_from(7.5), _runs(MEGATRON)),),
+    "nemo_automodel": (
+        (
+            nvidia_from(7.0),
+            _runs(AUTOMODEL_INSTALL, note="PyTorch FSDP2 on NVIDIA GPUs, no floor of its own"),
+        ),
+    ),
     BITSANDBYTES_4BIT: (
         (nvidia_from(6.0), _runs(BITSANDBYTES)),
         (AMD_INSTINCT, _runs(BITSANDBYTES, ROCM_QLORA)),
@@ -217,6 +225,7 @@ PROJECT_SOURCES = {
     "fsdp2": (PYTORCH_FSDP2, TORCH_XLA_FSDP),
     "deepspeed_zero": (DEEPSPEED_README,),
     "megatron": (MEGATRON, MEGATRON_ROCM),
+    "nemo_automodel": (AUTOMODEL_INSTALL,),
     BITSANDBYTES_4BIT: (BITSANDBYTES,),
     BITSANDBYTES_8BIT_OPTIMIZER: (BITSANDBYTES,),
     FLASH_ATTENTION_2: (FLASH_ATTENTION,),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from advisor.domain.compatibility.moves import StackMove
 from advisor.domain.devices import Device, Offer
 from advisor.domain.ranges import Range
+from advisor.domain.sizing.kernel_padding import padded_expert_fraction, pads_weights
 from advisor.domain.sizing.kv_pool import kv_capacity_tokens
 from advisor.domain.sizing.memory import (
     PAGED_OPTIMIZER_WARNING,
@@ -211,6 +212,16 @@ def _candidate(sizing: _Sizing, device: Device, count: int, offers: Sequence[Off
     if options is None:
         options = layout_cache[count, fast_link] = [
             replace(option, fast_link=fast_link) for option in _parallelism_options(workload, count)
+        ]
+    if options and pads_weights(arch, workload.stack.name):
+        options = [
+            replace(
+                option,
+                expert_padding=padded_expert_fraction(
+                    arch, device.vendor, device.architecture, option.tensor_parallel
+                ),
+            )
+            for option in options
         ]
     problem, device_warnings = sizing.device_checks(device)
     if not options:

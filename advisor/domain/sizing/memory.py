@@ -65,6 +65,9 @@ class Parallelism:
     zero_stage: int = 0
     # The GPUs share NVLink (or another fast fabric); False: they talk over PCIe.
     fast_link: bool = True
+    # Serving: the routed experts' bytes as the stack's kernels load them on this GPU over
+    # their stored bytes (kernel_padding.py); 1.0 where nothing is padded.
+    expert_padding: float = 1.0
 
     @property
     def data_parallel(self) -> int:
@@ -259,7 +262,7 @@ def gathered_layer_bytes(workload: Workload) -> float:
     return GATHERED_LAYERS * per_layer * bytes_per_param
 
 
-def _inference_weight_bytes(workload: Workload) -> float:
+def serving_weight_bytes(workload: Workload) -> float:
     arch = workload.architecture
     if workload.stored_weights:
         return workload.stored_weights.weight_bytes
@@ -338,7 +341,10 @@ def _serving_memory(workload: Workload, parallelism: Parallelism) -> MemoryBreak
     arch = workload.architecture
     tp = parallelism.tensor_parallel
     stack = workload.stack
-    weights = _inference_weight_bytes(workload) / tp
+    weights = serving_weight_bytes(workload) / tp
+    if arch.stored_weights is not None:
+        padding = arch.stored_weights.routed_expert_bytes * (parallelism.expert_padding - 1)
+        weights += padding / tp
     sequence = workload.context_tokens + (workload.output_tokens if arch.encoder_decoder else 0)
     kv = arch.kv_cache_bytes(
         sequence, workload.batch_size, BYTES_PER_VALUE[workload.kv_dtype]

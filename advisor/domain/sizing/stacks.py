@@ -297,6 +297,25 @@ STACKS: dict[str, Stack] = {
             ),
         ),
         Stack(
+            name="nemo_automodel",
+            label="NVIDIA NeMo Automodel",
+            tasks=PRE_TRAINING | {"full", "lora"},
+            # parallelizer.apply_ac wraps every decoder block in checkpoint_wrapper.
+            checkpointing=Checkpointing.FULL,
+            # initialize_weights casts the model to bf16 (its default dtype) before FSDP2
+            # shards it: no fp32 master, and torch.optim.Adam keeps its moments in bf16.
+            pure_bf16=True,
+            # MaskedCrossEntropy without the fp32 upcast (fp32_upcast: false in the benchmark
+            # recipes): bf16 logits, log-probabilities and both their gradients, 2 bytes each.
+            loss_bytes_per_vocab_entry=8.0,
+            offload_supported=True,  # FSDP2Manager's offload_policy (CPUOffloadPolicy)
+            sources=(
+                "https://github.com/NVIDIA-NeMo/Automodel/blob/main/nemo_automodel/components/models/qwen3_moe/model.py",
+                "https://github.com/NVIDIA-NeMo/Automodel/blob/main/nemo_automodel/components/moe/parallelizer.py",
+                "https://github.com/NVIDIA-NeMo/Automodel/blob/main/examples/benchmark/configs/qwen3_moe_30b_te_deepep.yaml",
+            ),
+        ),
+        Stack(
             name="deepspeed_zero",
             label="DeepSpeed ZeRO",
             tasks=PRE_TRAINING,

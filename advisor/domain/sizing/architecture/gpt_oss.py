@@ -70,6 +70,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         routed_fraction_per_token=per_token / experts,
         moe_layers=layers,
         experts_per_token=per_token,
+        expert_intermediate_size=inter,
         max_positions=max_positions(config),
         notes=("attention sinks: one learned logit per head and layer",),
     )

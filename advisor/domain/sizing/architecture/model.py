@@ -78,6 +78,8 @@ class ModelArchitecture:
     experts_per_token: int = 0  # MoE: routed experts each token goes through (top-k)
     # A vision tower and projector: loaded with the weights, idle while text is generated.
     params_vision: int = 0
+    # MoE: one routed expert's MLP width, where a stack's kernels pad it (kernel_padding.py).
+    expert_intermediate_size: int = 0
     max_positions: int | None = None  # the context the model was built or trained for
     absolute_positions: bool = False  # learned position embeddings: no token past max_positions
     stored_weights: StoredWeights | None = None  # a quantised checkpoint's stored weights

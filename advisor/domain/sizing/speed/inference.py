@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from advisor.domain.devices import Device
 from advisor.domain.ranges import Range
-from advisor.domain.sizing.memory import Parallelism, _inference_weight_bytes
+from advisor.domain.sizing.memory import Parallelism, serving_weight_bytes
 from advisor.domain.sizing.precision import BYTES_PER_VALUE, Dtype, is_quantised
 from advisor.domain.sizing.speed.communication import (
     ALLREDUCES_PER_LAYER_FORWARD,
@@ -79,7 +79,7 @@ def _weight_bytes_read(workload: Workload) -> float:
     bf16 attention) reads its experts' stored bytes, not their share of the parameters."""
     stored = workload.stored_weights
     if stored is None or not stored.routed_expert_bytes:
-        return _inference_weight_bytes(workload) * _expected_weight_fraction_read(workload)
+        return serving_weight_bytes(workload) * _expected_weight_fraction_read(workload)
     idle = (1 - workload.architecture.routed_fraction_per_token) ** workload.batch_size
     return stored.weight_bytes - stored.routed_expert_bytes * idle
 
@@ -143,7 +143,7 @@ def _prefill_time(
     efficiency = inference_compute_efficiency(device, workload.weight_dtype)
     compute = efficiency.inverted(2 * arch.params_active * tokens / tp / (peak_flops or 1))
     weights = DECODE_BANDWIDTH_EFFICIENCY.inverted(
-        _inference_weight_bytes(workload) / tp / (device.bandwidth_gb_s * 1e9)
+        serving_weight_bytes(workload) / tp / (device.bandwidth_gb_s * 1e9)
     )
     overhead = PREFILL_LAYER_OVERHEAD_S.scaled(arch.num_layers)
     return (
