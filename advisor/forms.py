@@ -16,7 +16,7 @@ from django import forms
 from rest_framework import serializers
 
 from advisor.api.serializers import MAX_CONFIG_BYTES, SizingRequestSerializer
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.stacks import DEFAULT_STACK_BY_TASK, STACKS
 from advisor.domain.sizing.workload import DEFAULT_CONTEXT_TOKENS, Workload
 

@@ -18,7 +18,7 @@ from advisor.domain.rightsizing import (
 )
 from advisor.domain.rightsizing.measured import MeasuredRank
 from advisor.domain.rightsizing.moves import move_to, trace_framework
-from advisor.domain.sizing.memory import GIB
+from advisor.domain.sizing.memory_breakdown import GIB
 from advisor.domain.sizing.recommend import SizingResult, recommend
 from advisor.domain.sizing.rental import pricing_models
 from advisor.domain.sizing.workload import Workload

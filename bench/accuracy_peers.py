@@ -32,7 +32,7 @@ def ensure_peers_venv() -> dict:
 def peer_tasks(rows: list[dict]) -> list[dict]:
     """What the driver needs per row, from the project's own data: the bundled config (None
     for a bare parameter count), the parameter counts and the GPU's catalogue figures."""
-    from advisor.domain.sizing.models import bundled_models
+    from advisor.domain.sizing.bundled_models import bundled_models
     from tests.advisor.calibration import workload_for
     from tests.advisor.devices import GPUS
 

@@ -26,8 +26,8 @@ from advisor.domain.sizing.architecture import (
     architecture_from_config,
     architecture_from_params,
 )
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.hub_ids import HubRef, InvalidHubId, looks_like_hub_id, parse_hub_ref
-from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.rental import ANY_PRICING, ON_DEMAND, PRICING_MODELS, Rental
 from advisor.domain.sizing.stacks import (

@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 
 from advisor.api.serializers import PortabilityRequestSerializer, SizingRequestSerializer
 from advisor.domain.portability.questionnaire import answer
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.report import sizing_report
 from advisor.services import sizing_advise
 

@@ -12,7 +12,7 @@ from functools import cached_property
 
 from advisor.domain.compatibility import platform_of
 from advisor.domain.provenance import fitted
-from advisor.domain.sizing.memory import GIB, USABLE_FRACTION
+from advisor.domain.sizing.memory_breakdown import GIB, USABLE_FRACTION
 
 # Fabrics that join a whole node's GPUs (tensor parallelism stays inside one).
 _NODE_FABRICS = ("nvlink", "infinity fabric", "xe link", "ici", "roce")

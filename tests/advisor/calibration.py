@@ -28,20 +28,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from advisor.domain.ranges import Range
-from advisor.domain.sizing import memory as memory_model
 from advisor.domain.sizing.architecture import architecture_from_params
-from advisor.domain.sizing.memory import GIB, MEMORY_COMPONENTS
-from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, rank_candidates
 from advisor.domain.sizing.speed import inference_speed, training_time
 from advisor.domain.sizing.workload import Workload
 from tests.advisor.devices import GPUS
 
-try:  # the KV pool's own module; an older engine (the bench's BEFORE) has it in memory.py
-    from advisor.domain.sizing import kv_pool as kv_model
-except ImportError:
-    kv_model = memory_model
+try:  # this engine: the breakdown and the serving lines (the KV pool) in modules of their own
+    from advisor.domain.sizing import serving_memory as kv_model
+    from advisor.domain.sizing.bundled_models import bundled_models
+    from advisor.domain.sizing.memory_breakdown import GIB, MEMORY_COMPONENTS
+except ImportError:  # an older engine (the bench's BEFORE): memory.py holds them, models.py
+    from advisor.domain.sizing.models import bundled_models
+
+    from advisor.domain.sizing import memory as kv_model
+    from advisor.domain.sizing.memory import GIB, MEMORY_COMPONENTS
 
 CALIBRATION_PATH = (
     Path(__file__).resolve().parents[1] / "fixtures" / "calibration" / "published.json"
@@ -65,15 +67,16 @@ _MAX_CONTEXT_SEARCH = (1, 2**21)
 # before the declarations are read so that none is missing.
 FITTING_MODULES = (
     "advisor.domain.devices",
-    "advisor.domain.sizing.memory",
+    "advisor.domain.sizing.memory_breakdown",
     "advisor.domain.sizing.memory_spread",
     "advisor.domain.sizing.phases",
+    "advisor.domain.sizing.serving_memory",
     "advisor.domain.sizing.stacks",
     "advisor.domain.sizing.speed.communication",
     "advisor.domain.sizing.speed.efficiency",
     "advisor.domain.sizing.speed.moe",
     "advisor.domain.sizing.speed.serving_load",
-    "advisor.domain.sizing.speed.training",
+    "advisor.domain.sizing.training_memory",
 )
 HELD_OUT, IN_SAMPLE = "held_out", "in_sample"
 SAMPLES = (HELD_OUT, IN_SAMPLE)

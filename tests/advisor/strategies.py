@@ -4,7 +4,7 @@ the bundled models' config.json files and the KV-cache dtypes."""
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.precision import Dtype
 
 ENGINE = settings(max_examples=100, deadline=None)

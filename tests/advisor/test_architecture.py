@@ -9,7 +9,7 @@ from advisor.domain.sizing.architecture import (
     architecture_from_config,
     architecture_from_params,
 )
-from advisor.domain.sizing.models import MODELS_DIR, bundled_models
+from advisor.domain.sizing.bundled_models import MODELS_DIR, bundled_models
 from tests.advisor.reference import REFERENCE
 
 META_DEVICE_COUNTS = {entry["model"]: entry for entry in REFERENCE["models"]}

@@ -20,7 +20,7 @@ from advisor.domain.sizing.architecture import (
     architecture_from_config,
 )
 from advisor.domain.sizing.architecture.registry import READERS as REGISTRY_READERS
-from advisor.domain.sizing.models import MODELS_DIR
+from advisor.domain.sizing.bundled_models import MODELS_DIR
 
 PACKAGE = Path(architecture.__file__).parent
 MAX_MODULE_LINES = 300

@@ -21,7 +21,7 @@ from advisor.domain.sizing.architecture import (
     UnsupportedArchitecture,
     architecture_from_config,
 )
-from advisor.domain.sizing.models import MODELS_DIR
+from advisor.domain.sizing.bundled_models import MODELS_DIR
 from tests.helpers import bundled_config as bundled
 
 # One bundled config per reader and variant: every field below is read by at least one.

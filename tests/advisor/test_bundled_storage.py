@@ -9,8 +9,8 @@ model.safetensors.index.json states, where that figure is quoted publicly.
 
 import pytest
 
-from advisor.domain.sizing.memory import GIB
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.memory_breakdown import GIB
 from advisor.domain.sizing.recommend import rank_candidates
 from advisor.domain.sizing.stored_weights import stored_weights_compare
 from advisor.domain.sizing.workload import Task, Workload

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from advisor.api.serializers import SizingRequestSerializer
 from advisor.domain.sizing.architecture import FAMILIES
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.workload import Goal, Optimizer, Task
 from tests.advisor.strategies import API, BUNDLED_CONFIGS, KV_DTYPES, json_values

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from advisor.domain.devices import Device, Offer
 from advisor.domain.sizing.architecture import architecture_from_params
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.recommend import GPU_COUNTS, rank_candidates, recommend
 from advisor.domain.sizing.workload import (
     LORA_TARGETS_ALL,

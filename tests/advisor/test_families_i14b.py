@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from advisor.domain.sizing.architecture import UnsupportedArchitecture, architecture_from_config
-from advisor.domain.sizing.models import MODELS_DIR, bundled_models
+from advisor.domain.sizing.bundled_models import MODELS_DIR, bundled_models
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 REFERENCES = json.loads((FIXTURES / "model_references.json").read_text())

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from advisor.domain.sizing.architecture import architecture_from_config
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from tests.helpers import bundled_config
 
 REFERENCES = json.loads(

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from tests.advisor.hub_server import LLAMA_3_1_8B_TOTAL_SIZE, commit_of, recorded_hub
 
 URL = "/api/v1/advice/sizing"

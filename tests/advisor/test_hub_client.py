@@ -11,8 +11,8 @@ import time
 import pytest
 from django.core.cache import cache
 
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.hub_ids import InvalidHubId, parse_hub_ref
-from advisor.domain.sizing.models import bundled_models
 from advisor.domain.sizing.stored_weights import stored_weights_compare
 from advisor.hub import HubError, hub_model_read
 from tests.advisor.hub_server import (

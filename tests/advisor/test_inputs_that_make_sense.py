@@ -1,7 +1,7 @@
 """Inputs that make sense: nonsense is a 400 naming the setting, a sensible default is stated.
 
 Each case is asked of the API, the sizing page and `manage.py size`: the domain decides
-(Workload.validate, architecture_from_params, the config readers through known_fields), so
+(Workload.validate, architecture_from_params, the config readers through unread_fields), so
 the three give the same answer. Before this change every case here was answered silently:
 7e9 parameters at hidden size 100 became 58,333 layers; 1,000 KV heads were taken for 32
 attention heads; fp16 weights got a bf16 KV cache (and were refused on GPUs without BF16);
@@ -18,7 +18,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from advisor.domain.sizing.architecture import UnsupportedArchitecture, architecture_from_params
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.workload import Task, Workload
 from tests.helpers import bundled_config as bundled

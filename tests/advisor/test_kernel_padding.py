@@ -9,9 +9,9 @@ each GPU's intermediate width of 1,440 becomes 1,536 and the hidden 2,880 become
 
 import pytest
 
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.kernel_padding import padded_expert_fraction, pads_weights
-from advisor.domain.sizing.memory import GIB
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.memory_breakdown import GIB
 from advisor.domain.sizing.recommend import rank_candidates
 from advisor.domain.sizing.workload import Workload
 from tests.advisor.devices import GPUS

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from advisor.domain.sizing.models import MODELS_DIR, bundled_models
+from advisor.domain.sizing.bundled_models import MODELS_DIR, bundled_models
 from advisor.domain.sizing.workload import Task, Workload
 
 URL = "/api/v1/advice/sizing"

@@ -3,8 +3,10 @@
 import pytest
 
 from advisor.domain.sizing.architecture import architecture_from_params
-from advisor.domain.sizing.memory import GIB, Parallelism, memory_per_gpu, usable_bytes
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.memory import memory_per_gpu
+from advisor.domain.sizing.memory_breakdown import GIB, usable_bytes
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.workload import Optimizer, Task, Workload
 from tests.advisor.reference import REFERENCE

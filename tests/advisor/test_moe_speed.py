@@ -5,8 +5,8 @@ all-to-all costs time that grows with the tokens."""
 import pytest
 
 from advisor.domain.sizing.architecture import architecture_from_params
-from advisor.domain.sizing.memory import Parallelism
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.speed import inference_speed, training_time
 from advisor.domain.sizing.speed.moe import (

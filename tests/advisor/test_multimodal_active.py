@@ -5,7 +5,7 @@ tower, as active per text token, so every prefill, decode and training figure ca
 import pytest
 
 from advisor.domain.sizing.architecture import architecture_from_config
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.speed.inference import _weight_bytes_read
 from advisor.domain.sizing.workload import Task, Workload
 from tests.helpers import bundled_config

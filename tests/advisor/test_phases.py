@@ -3,10 +3,12 @@ against the reserved memory that has to fit (the breakdown's sum)."""
 
 import pytest
 
-from advisor.domain.sizing.memory import Parallelism, memory_per_gpu, training_terms
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.memory import memory_per_gpu
 from advisor.domain.sizing.phases import allocated_peak
 from advisor.domain.sizing.recommend import rank_candidates
+from advisor.domain.sizing.training_memory import training_terms
 from advisor.domain.sizing.workload import Optimizer, Task, Workload
 from tests.advisor.devices import GPUS
 from tests.advisor.workloads import torchtune_3b

@@ -16,7 +16,8 @@ from advisor.domain.sizing.architecture import (
 )
 from advisor.domain.sizing.architecture.quantization import MXFP4_BITS
 from advisor.domain.sizing.assumptions import assumptions
-from advisor.domain.sizing.memory import Parallelism, memory_per_gpu
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.memory import memory_per_gpu
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.remedies import _remedy_variants
 from advisor.domain.sizing.speed.inference import _weight_bytes_read

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.ranking import COST_TIE_FRACTION
 from advisor.domain.sizing.workload import Task, Workload

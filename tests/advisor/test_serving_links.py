@@ -4,8 +4,8 @@ buffers, and an L4's ECC takes 1/16 of its 24 GiB."""
 
 import pytest
 
-from advisor.domain.sizing.memory import GIB
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.memory_breakdown import GIB
 from advisor.domain.sizing.recommend import rank_candidates
 from advisor.domain.sizing.workload import Workload
 from tests.advisor.devices import GPUS

@@ -30,9 +30,7 @@ def _h100_pair(api, users: int) -> dict:
     response = api.post(URL, body, format="json")
     assert response.status_code == 200, response.content
     (pair,) = [
-        c
-        for c in response.json()["candidates"]
-        if c["gpu"] == "H100-SXM" and c["gpu_count"] == 2
+        c for c in response.json()["candidates"] if c["gpu"] == "H100-SXM" and c["gpu_count"] == 2
     ]
     return pair
 

@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from advisor.domain.sizing.models import MODELS_DIR
+from advisor.domain.sizing.bundled_models import MODELS_DIR
 from catalog.models import Gpu
 
 URL = "/api/v1/advice/sizing"

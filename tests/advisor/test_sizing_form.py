@@ -11,7 +11,7 @@ from rest_framework import serializers
 from rest_framework.test import APIClient
 
 from advisor.api.serializers import SizingRequestSerializer
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.forms import FIELD_NAMES, SizingForm
 
 API = "/api/v1/advice/sizing"

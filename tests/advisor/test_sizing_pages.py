@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from advisor import charts
-from advisor.domain.sizing.models import MODELS_DIR
+from advisor.domain.sizing.bundled_models import MODELS_DIR
 from tests.helpers import HOSTILE, assert_chart_markup
 
 URL = "/size/"

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from advisor.domain.sizing.memory import Parallelism
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.precision import BYTES_PER_VALUE, Dtype
 from advisor.domain.sizing.recommend import recommend
 from advisor.domain.sizing.report import sizing_report

@@ -3,8 +3,8 @@
 import pytest
 
 from advisor.domain.devices import Device
-from advisor.domain.sizing.memory import Parallelism
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.speed import (
     DECODE_BANDWIDTH_EFFICIENCY,

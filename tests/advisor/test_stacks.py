@@ -16,10 +16,12 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from advisor.domain.sizing.kv_pool import kv_capacity_range, kv_pool_bytes
-from advisor.domain.sizing.memory import GIB, Parallelism, memory_per_gpu, usable_bytes
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.memory import memory_per_gpu
+from advisor.domain.sizing.memory_breakdown import GIB, usable_bytes
 from advisor.domain.sizing.recommend import rank_candidates
+from advisor.domain.sizing.serving_memory import kv_capacity_range, kv_pool_bytes
 from advisor.domain.sizing.stacks import STACKS, Checkpointing, stacks_for
 from advisor.domain.sizing.workload import Optimizer, Task, Workload
 from tests.advisor.devices import GPUS

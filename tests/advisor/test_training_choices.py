@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from advisor.domain.sizing.memory import Parallelism, memory_per_gpu
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.memory import memory_per_gpu
 from advisor.domain.sizing.workload import Task
 from tests.advisor.workloads import torchtune_3b
 

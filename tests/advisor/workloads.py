@@ -1,6 +1,6 @@
 """Workloads several advisor tests size."""
 
-from advisor.domain.sizing.models import bundled_models
+from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.workload import Optimizer, Task, Workload
 
 

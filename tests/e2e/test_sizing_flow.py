@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from advisor.domain.sizing.models import MODELS_DIR
+from advisor.domain.sizing.bundled_models import MODELS_DIR
 from catalog.services import catalog_load_bundled
 
 

@@ -6,10 +6,10 @@ and offers come in as values from the catalogue.
 
 from advisor.domain.devices import Device, Offer
 from advisor.domain.ranges import Range
+from advisor.domain.rightsizing.advice_sentence import idle_gpus_priced, recommendation
 from advisor.domain.rightsizing.node import Node, NodeGpu, node_of
 from advisor.domain.rightsizing.observed import ObservedJob, observe
 from advisor.domain.rightsizing.projection import OfferCost, Projection, project
-from advisor.domain.rightsizing.recommend import idle_gpus_priced, recommendation
 from advisor.domain.rightsizing.verdict import Evidence, Verdict, verdict
 
 __all__ = [

@@ -2,17 +2,16 @@
 the workload's settings, each figure named where it is defined."""
 
 from advisor.domain.ranges import Range
-from advisor.domain.sizing.memory import (
+from advisor.domain.sizing.memory_breakdown import (
     ALLOCATOR_HEADROOM_FRACTION,
     COLLECTIVE_BUFFER_BYTES,
     CUDA_CONTEXT_BYTES,
     GIB,
-    PREFILL_CHUNK_TOKENS,
     USABLE_FRACTION,
-    trainable_params,
 )
 from advisor.domain.sizing.ranking import COST_TIE_FRACTION
 from advisor.domain.sizing.rental import ANY_PRICING, OFFER_TIE_FRACTION
+from advisor.domain.sizing.serving_memory import PREFILL_CHUNK_TOKENS
 from advisor.domain.sizing.speed import (
     DECODE_BANDWIDTH_EFFICIENCY,
     INFERENCE_COMPUTE_EFFICIENCY,
@@ -27,6 +26,7 @@ from advisor.domain.sizing.speed.efficiency import (
 )
 from advisor.domain.sizing.speed.moe import moe_assumptions
 from advisor.domain.sizing.stacks import Budget
+from advisor.domain.sizing.training_memory import trainable_params
 from advisor.domain.sizing.workload import Task, Workload
 
 

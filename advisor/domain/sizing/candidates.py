@@ -15,15 +15,9 @@ from advisor.domain.compatibility.moves import StackMove
 from advisor.domain.devices import Device, Offer
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.kernel_padding import padded_expert_fraction, pads_weights
-from advisor.domain.sizing.kv_pool import kv_capacity_tokens
-from advisor.domain.sizing.memory import (
-    PAGED_OPTIMIZER_WARNING,
-    MemoryBreakdown,
-    Parallelism,
-    format_gib,
-    memory_per_gpu,
-    paged_optimizer_memory,
-)
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.memory import memory_per_gpu
+from advisor.domain.sizing.memory_breakdown import MemoryBreakdown, format_gib
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.ranking import rank
 from advisor.domain.sizing.rental import offer_choose
@@ -33,7 +27,7 @@ from advisor.domain.sizing.requirements import (
     unmet_requirement,
     workload_requirements,
 )
-from advisor.domain.sizing.serving_fit import serving_fit
+from advisor.domain.sizing.serving_memory import kv_capacity_tokens, serving_fit
 from advisor.domain.sizing.slices import MigSlice, best_slice
 from advisor.domain.sizing.speed import (
     InferenceSpeed,
@@ -43,6 +37,7 @@ from advisor.domain.sizing.speed import (
     tensor_parallel_allreduce_seconds,
     training_time,
 )
+from advisor.domain.sizing.training_memory import PAGED_OPTIMIZER_WARNING, paged_optimizer_memory
 from advisor.domain.sizing.workload import Task, Workload
 
 GPU_COUNTS = (1, 2, 4, 8)

@@ -1,5 +1,6 @@
 """The allocated peak of a training step, phase by phase: what `torch.cuda.max_memory_allocated`
-(torchtune's peak_memory_active) reads, beside the reserved memory that runs out (memory.py).
+(torchtune's peak_memory_active) reads, beside the reserved memory that runs out
+(training_memory.py).
 
 A step's tensors are not all live at once. At the end of the forward pass the loss holds its
 logits over the vocabulary beside the activations kept for the backward pass; the backward pass
@@ -19,14 +20,11 @@ calibration set.
 
 from advisor.domain.provenance import fitted
 from advisor.domain.ranges import Range
-from advisor.domain.sizing.memory import (
-    MemoryBreakdown,
-    Parallelism,
-    TrainingTerms,
-    training_terms,
-)
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.memory_breakdown import MemoryBreakdown
 from advisor.domain.sizing.memory_spread import MEMORY_SPREAD
 from advisor.domain.sizing.stacks import TORCHTUNE_FLAGS_TABLE_ROWS
+from advisor.domain.sizing.training_memory import TrainingTerms, training_terms
 from advisor.domain.sizing.workload import Workload
 
 # The phases were derived while reading torchtune's optimization-flags table.

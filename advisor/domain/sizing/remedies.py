@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from advisor.domain.devices import Device, Offer
 from advisor.domain.sizing.candidates import Candidate, Rejection, rank_candidates
-from advisor.domain.sizing.memory import format_gib
+from advisor.domain.sizing.memory_breakdown import format_gib
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.workload import Optimizer, Task, Workload
 

@@ -6,11 +6,11 @@ from advisor.domain.compatibility.moves import StackMove
 from advisor.domain.devices import Offer
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.architecture.model import StoredWeights
-from advisor.domain.sizing.kv_pool import kv_capacity_range
-from advisor.domain.sizing.memory import GIB, MEMORY_COMPONENTS, MemoryBreakdown
+from advisor.domain.sizing.memory_breakdown import GIB, MEMORY_COMPONENTS, MemoryBreakdown
 from advisor.domain.sizing.phases import allocated_peak
 from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, SizingResult
+from advisor.domain.sizing.serving_memory import kv_capacity_range
 from advisor.domain.sizing.slices import mig_slice_report
 from advisor.domain.sizing.speed.serving_load import max_load_concurrency, max_load_output_rate
 from advisor.domain.sizing.workload import Workload

@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 
 from advisor.domain.devices import Device, MigProfile, Offer
 from advisor.domain.ranges import Range
-from advisor.domain.sizing.kv_pool import kv_capacity_tokens, serving_usable_bytes
-from advisor.domain.sizing.memory import GIB, MemoryBreakdown, Parallelism, usable_bytes
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.memory_breakdown import GIB, MemoryBreakdown, usable_bytes
+from advisor.domain.sizing.serving_memory import kv_capacity_tokens, serving_usable_bytes
 from advisor.domain.sizing.speed import inference_speed
 from advisor.domain.sizing.workload import Workload
 

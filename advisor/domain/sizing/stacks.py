@@ -61,6 +61,9 @@ class Stack:
     tasks: frozenset[str]
     # Training: the granularity its recipes checkpoint at when checkpointing is on.
     checkpointing: Checkpointing = Checkpointing.FULL
+    # Training: the share of the forward's matmul FLOPs its selective checkpointing runs again
+    # (0: selective recomputes only the attention core, as Megatron's does).
+    selective_recomputed_matmul_share: float = 0.0
     # The loss over vocabulary chunks (or fused), so the full fp32 logits and their gradient
     # are never materialised at once.
     loss_chunking: bool = False
@@ -290,9 +293,13 @@ STACKS: dict[str, Stack] = {
             tasks=PRE_TRAINING,
             # torchtitan's activation_checkpoint.mode "full": every block wrapped.
             checkpointing=Checkpointing.FULL,
+            # Its selective policy (SelectiveAC) saves every op's output "except every second
+            # mm/linear": half the forward's matmul FLOPs run again.
+            selective_recomputed_matmul_share=0.5,
             offload_supported=True,  # CPUOffloadPolicy: parameters, gradients, optimizer
             sources=(
                 "https://github.com/pytorch/torchtitan/blob/main/docs/fsdp.md",
+                "https://github.com/pytorch/torchtitan/blob/b5bcd76c66d0acb1a08b176d9639425bc55e0b2a/torchtitan/distributed/activation_checkpoint.py",
                 "https://pytorch.org/docs/stable/distributed.fsdp.fully_shard.html",
             ),
         ),
@@ -379,6 +386,11 @@ TORCHTUNE_FLAGS_TABLE_ROWS = (
     "torchtune-llama-3.2-3b-qlora-a100-memory",
 )
 fitted('STACKS["torchtune"].loss_bytes_per_vocab_entry', fitted_on=TORCHTUNE_FLAGS_TABLE_ROWS)
+fitted(
+    'STACKS["fsdp2"].selective_recomputed_matmul_share',
+    fitted_on=(),
+    source="torchtitan's SelectiveAC policy (its code, not a measurement)",
+)
 
 DEFAULT_STACK_BY_TASK: dict[str, str] = {
     "inference": "vllm",

@@ -5,19 +5,21 @@ equal what instantiating the model reports (checked against counts taken on PyTo
 device). Embeddings tied to the output head are counted once.
 
 One reader module per family (decoder, deepseek, falcon, gpt2, bert, t5), chosen by
-`model_type` in `registry.READERS`; `fields` reads and bounds each config field, `parts` holds
-the shapes families share, `params` sizes a model known only by its parameter count.
+`model_type` in `registry.READERS`; `config_values` reads and bounds each config field
+(`quantization_config_values` those of a quantization_config), `unread_fields` decides what a
+config field no reader read means, `shared_shapes` holds the shapes families share, and
+`from_param_count` sizes a model known only by its parameter count.
 """
 
-from advisor.domain.sizing.architecture.fields import FIELD_LIMITS, MAX_PARAMS_TOTAL
+from advisor.domain.sizing.architecture.config_values import FIELD_LIMITS, MAX_PARAMS_TOTAL
+from advisor.domain.sizing.architecture.from_param_count import (
+    TYPICAL_HIDDEN_PER_LAYER,
+    architecture_from_params,
+)
 from advisor.domain.sizing.architecture.model import (
     LinearGroup,
     ModelArchitecture,
     UnsupportedArchitecture,
-)
-from advisor.domain.sizing.architecture.params import (
-    TYPICAL_HIDDEN_PER_LAYER,
-    architecture_from_params,
 )
 from advisor.domain.sizing.architecture.registry import READERS, architecture_from_config
 

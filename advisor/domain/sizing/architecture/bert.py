@@ -3,9 +3,18 @@
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.domain.sizing.architecture.fields import optional_int, positive_int, split_head_dim
+from advisor.domain.sizing.architecture.config_values import (
+    optional_int,
+    positive_int,
+    split_head_dim,
+)
 from advisor.domain.sizing.architecture.model import ModelArchitecture
-from advisor.domain.sizing.architecture.parts import Embeddings, assemble, block_groups, trunk
+from advisor.domain.sizing.architecture.shared_shapes import (
+    Embeddings,
+    assemble,
+    block_groups,
+    trunk,
+)
 
 
 def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:

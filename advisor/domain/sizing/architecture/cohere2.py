@@ -5,16 +5,16 @@ every four (sliding_window_pattern), the fourth global."""
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
-from advisor.domain.sizing.architecture.fields import (
+from advisor.domain.sizing.architecture.config_values import (
     flag,
     layer_kinds,
     optional_int,
     positive_int,
 )
+from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
 from advisor.domain.sizing.architecture.gpt_oss import LAYER_KINDS
 from advisor.domain.sizing.architecture.model import ModelArchitecture
-from advisor.domain.sizing.architecture.parts import (
+from advisor.domain.sizing.architecture.shared_shapes import (
     assemble,
     attention_groups,
     embeddings,

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from advisor.domain.sizing.architecture.fields import flag, optional_int, positive_int
+from advisor.domain.sizing.architecture.config_values import flag, optional_int, positive_int
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
-from advisor.domain.sizing.architecture.parts import (
+from advisor.domain.sizing.architecture.shared_shapes import (
     Trunk,
     assemble,
     attention_groups,

@@ -5,9 +5,13 @@ experts."""
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from advisor.domain.sizing.architecture.fields import optional_int, optional_text, positive_int
+from advisor.domain.sizing.architecture.config_values import (
+    optional_int,
+    optional_text,
+    positive_int,
+)
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
-from advisor.domain.sizing.architecture.parts import (
+from advisor.domain.sizing.architecture.shared_shapes import (
     assemble,
     embeddings,
     experts_per_token,

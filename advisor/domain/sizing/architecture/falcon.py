@@ -3,14 +3,19 @@
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.domain.sizing.architecture.fields import (
+from advisor.domain.sizing.architecture.config_values import (
     flag,
     optional_int,
     positive_int,
     split_head_dim,
 )
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
-from advisor.domain.sizing.architecture.parts import assemble, block_groups, embeddings, trunk
+from advisor.domain.sizing.architecture.shared_shapes import (
+    assemble,
+    block_groups,
+    embeddings,
+    trunk,
+)
 
 
 def _kv_heads(config: Mapping[str, Any], heads: int, new_arch: bool) -> int:

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
-from advisor.domain.sizing.architecture.fields import (
+from advisor.domain.sizing.architecture.config_values import (
     flag,
     layer_kinds,
     optional_int,
@@ -20,8 +19,9 @@ from advisor.domain.sizing.architecture.fields import (
     positive_int,
     sub_config,
 )
+from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
-from advisor.domain.sizing.architecture.parts import (
+from advisor.domain.sizing.architecture.shared_shapes import (
     Trunk,
     assemble,
     attention_groups,

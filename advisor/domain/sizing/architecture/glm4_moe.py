@@ -8,10 +8,10 @@ of the model transformers builds and is not counted."""
 from collections.abc import Mapping
 from typing import Any
 
+from advisor.domain.sizing.architecture.config_values import flag, optional_int, positive_int
 from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
-from advisor.domain.sizing.architecture.fields import flag, optional_int, positive_int
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
-from advisor.domain.sizing.architecture.parts import (
+from advisor.domain.sizing.architecture.shared_shapes import (
     assemble,
     attention_groups,
     embeddings,

@@ -3,9 +3,18 @@
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.domain.sizing.architecture.fields import optional_int, positive_int, split_head_dim
+from advisor.domain.sizing.architecture.config_values import (
+    optional_int,
+    positive_int,
+    split_head_dim,
+)
 from advisor.domain.sizing.architecture.model import ModelArchitecture
-from advisor.domain.sizing.architecture.parts import assemble, block_groups, embeddings, trunk
+from advisor.domain.sizing.architecture.shared_shapes import (
+    assemble,
+    block_groups,
+    embeddings,
+    trunk,
+)
 
 
 def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:

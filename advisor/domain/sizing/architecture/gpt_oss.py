@@ -7,10 +7,15 @@ the quantised weights' reader's business, not this one's."""
 from collections.abc import Mapping
 from typing import Any
 
+from advisor.domain.sizing.architecture.config_values import (
+    flag,
+    layer_kinds,
+    optional_int,
+    positive_int,
+)
 from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
-from advisor.domain.sizing.architecture.fields import flag, layer_kinds, optional_int, positive_int
 from advisor.domain.sizing.architecture.model import ModelArchitecture
-from advisor.domain.sizing.architecture.parts import (
+from advisor.domain.sizing.architecture.shared_shapes import (
     assemble,
     attention_groups,
     embeddings,
@@ -22,7 +27,7 @@ from advisor.domain.sizing.architecture.parts import (
 
 LAYER_KINDS = frozenset({"sliding_attention", "full_attention"})
 # The published config.json repeats num_experts_per_tok as experts_per_token, which
-# transformers' GptOssConfig does not read (see known_fields).
+# transformers' GptOssConfig does not read (see unread_fields).
 KNOWN_FIELDS = frozenset({"experts_per_token"})
 
 

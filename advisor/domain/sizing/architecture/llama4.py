@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
-from advisor.domain.sizing.architecture.fields import (
+from advisor.domain.sizing.architecture.config_values import (
     flag,
     flag_list,
     index_list,
@@ -23,8 +22,9 @@ from advisor.domain.sizing.architecture.fields import (
     positive_int,
     sub_config,
 )
+from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
-from advisor.domain.sizing.architecture.parts import (
+from advisor.domain.sizing.architecture.shared_shapes import (
     assemble,
     attention_groups,
     embeddings,

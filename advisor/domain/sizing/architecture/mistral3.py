@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from advisor.domain.sizing.architecture import decoder
-from advisor.domain.sizing.architecture.fields import (
+from advisor.domain.sizing.architecture.config_values import (
     flag,
     optional_int,
     optional_text,

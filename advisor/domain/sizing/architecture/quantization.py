@@ -15,7 +15,7 @@ Embeddings and the output head stay 16-bit in every method; so do the attention 
 when modules_to_not_convert names them. Norms, biases and routers (well under 0.1% of a
 model's parameters) are counted at the quantised width.
 
-Every field is read the fields.py way: a wrong type or an absurd value is an
+Every field is read the config_values.py way: a wrong type or an absurd value is an
 UnsupportedArchitecture naming `quantization_config.<field>`.
 """
 
@@ -23,14 +23,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from advisor.domain.sizing.architecture.fields import shown
+from advisor.domain.sizing.architecture.config_values import shown
 from advisor.domain.sizing.architecture.model import (
     ModelArchitecture,
     StoredWeights,
     UnsupportedArchitecture,
     WeightPart,
 )
-from advisor.domain.sizing.architecture.quantization_fields import (
+from advisor.domain.sizing.architecture.quantization_config_values import (
     QUANTIZATION_LIMITS,
     block,
     count,

@@ -7,16 +7,16 @@ experts and one shared expert behind its own sigmoid gate; `decoder_sparse_step`
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
-from advisor.domain.sizing.architecture.fields import (
+from advisor.domain.sizing.architecture.config_values import (
     flag,
     index_list,
     layer_kinds,
     optional_int,
     positive_int,
 )
+from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
-from advisor.domain.sizing.architecture.parts import (
+from advisor.domain.sizing.architecture.shared_shapes import (
     Trunk,
     assemble,
     attention_groups,

@@ -6,10 +6,11 @@ mlp_only_layers), with routed experts only (no shared expert)."""
 from collections.abc import Mapping
 from typing import Any
 
+from advisor.domain.sizing.architecture.config_values import flag, optional_int, positive_int
 from advisor.domain.sizing.architecture.decoder import attention_params, head_layout
-from advisor.domain.sizing.architecture.fields import flag, optional_int, positive_int
 from advisor.domain.sizing.architecture.model import ModelArchitecture
-from advisor.domain.sizing.architecture.parts import (
+from advisor.domain.sizing.architecture.qwen2_moe import Moe, moe_mlps, window_layers
+from advisor.domain.sizing.architecture.shared_shapes import (
     assemble,
     attention_groups,
     embeddings,
@@ -17,7 +18,6 @@ from advisor.domain.sizing.architecture.parts import (
     max_positions,
     trunk,
 )
-from advisor.domain.sizing.architecture.qwen2_moe import Moe, moe_mlps, window_layers
 
 
 def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:

@@ -26,15 +26,15 @@ from advisor.domain.sizing.architecture import (
     qwen3,
     t5,
 )
-from advisor.domain.sizing.architecture.fields import MAX_PARAMS_TOTAL, shown
-from advisor.domain.sizing.architecture.known_fields import (
+from advisor.domain.sizing.architecture.config_values import MAX_PARAMS_TOTAL, shown
+from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
+from advisor.domain.sizing.architecture.quantization import with_stored_weights
+from advisor.domain.sizing.architecture.unread_fields import (
     ReadRecorder,
     declared_fields,
     ignored_fields_note,
     unknown_fields_check,
 )
-from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
-from advisor.domain.sizing.architecture.quantization import with_stored_weights
 
 Reader = Callable[[Mapping[str, Any], str], ModelArchitecture]
 

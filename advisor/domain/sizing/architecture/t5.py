@@ -3,9 +3,18 @@
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.domain.sizing.architecture.fields import optional_int, optional_text, positive_int
+from advisor.domain.sizing.architecture.config_values import (
+    optional_int,
+    optional_text,
+    positive_int,
+)
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
-from advisor.domain.sizing.architecture.parts import Trunk, assemble, embeddings, layer_groups
+from advisor.domain.sizing.architecture.shared_shapes import (
+    Trunk,
+    assemble,
+    embeddings,
+    layer_groups,
+)
 
 PROJECTIONS = {"relu", "gelu", "gated-gelu", "gated-relu", "gated-silu"}
 

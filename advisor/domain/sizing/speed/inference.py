@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 from advisor.domain.devices import Device
 from advisor.domain.ranges import Range
-from advisor.domain.sizing.memory import Parallelism, serving_weight_bytes
+from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.precision import BYTES_PER_VALUE, Dtype, is_quantised
+from advisor.domain.sizing.serving_memory import serving_weight_bytes
 from advisor.domain.sizing.speed.communication import (
     ALLREDUCES_PER_LAYER_FORWARD,
     allreduce_seconds,

@@ -12,7 +12,7 @@ inference_speed at batch B, times the data-parallel replicas.
 from advisor.domain.devices import Device
 from advisor.domain.provenance import fitted
 from advisor.domain.ranges import Range
-from advisor.domain.sizing.memory import Parallelism
+from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.speed.inference import inference_speed
 from advisor.domain.sizing.workload import Workload
 

@@ -9,9 +9,8 @@ counts the model's FLOPs, HFU the hardware's).
 from dataclasses import dataclass
 
 from advisor.domain.devices import NODE_FABRIC_GPUS, Device
-from advisor.domain.provenance import fitted
 from advisor.domain.ranges import Range
-from advisor.domain.sizing.memory import Parallelism
+from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.speed.communication import (
     ALLREDUCES_PER_LAYER_BACKWARD,
@@ -28,16 +27,6 @@ from advisor.domain.sizing.workload import Task, Workload
 # the cluster network, which this engine does not size (torchtitan's Llama 3.1 8B loses 3%
 # from 8 to 128 H100s: 5,762 to 5,605 tokens/s/GPU).
 DATA_PARALLEL_EFFICIENCY_PCIE = 0.80
-# Selective checkpointing that redoes matmuls, by stack: torchtitan's (FSDP2) policy saves every
-# op's output "except every second mm/linear", so half the forward's matmul FLOPs run again
-# (https://github.com/pytorch/torchtitan/blob/b5bcd76c66d0acb1a08b176d9639425bc55e0b2a/
-# torchtitan/distributed/activation_checkpoint.py, SelectiveAC).
-SELECTIVE_RECOMPUTED_MATMUL_SHARE = {"fsdp2": 0.5}
-fitted(
-    "SELECTIVE_RECOMPUTED_MATMUL_SHARE",
-    fitted_on=(),
-    source="torchtitan's SelectiveAC policy (its code, not a measurement)",
-)
 GRADIENT_BYTES = 2  # 16-bit activations and their gradients cross the tensor-parallel group
 INFINITE = Range(float("inf"), float("inf"), float("inf"))
 
@@ -85,7 +74,7 @@ def recompute_flops(workload: Workload) -> tuple[float, str]:
     if mode == Checkpointing.FULL:
         forward = 2 * arch.params_active * tokens + attention_flops(workload) / 3
         return forward, "+ 2·N·D and the attention's forward recomputed (full checkpointing)"
-    matmul_share = SELECTIVE_RECOMPUTED_MATMUL_SHARE.get(workload.stack_name)
+    matmul_share = workload.stack.selective_recomputed_matmul_share
     if mode == Checkpointing.SELECTIVE and matmul_share:
         rule = f"+ {2 * matmul_share:g}·N·D recomputed (selective: every second matmul)"
         return 2 * matmul_share * arch.params_active * tokens, rule
@@ -120,7 +109,7 @@ def _recomputed_matmul_flops(workload: Workload) -> float:
     tokens = workload.tokens_to_train
     if workload.checkpointing == Checkpointing.FULL:
         return 2 * arch.params_active * tokens
-    share = SELECTIVE_RECOMPUTED_MATMUL_SHARE.get(workload.stack_name)
+    share = workload.stack.selective_recomputed_matmul_share
     if workload.checkpointing == Checkpointing.SELECTIVE and share:
         return 2 * share * arch.params_active * tokens
     return 0.0

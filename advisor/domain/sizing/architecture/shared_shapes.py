@@ -4,7 +4,7 @@ experts, gated MLPs and their LoRA targets, and the assembly of a ModelArchitect
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from advisor.domain.sizing.architecture.fields import flag, optional_int, positive_int
+from advisor.domain.sizing.architecture.config_values import flag, optional_int, positive_int
 from advisor.domain.sizing.architecture.model import (
     LinearGroup,
     ModelArchitecture,

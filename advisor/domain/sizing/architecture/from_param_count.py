@@ -7,7 +7,7 @@ given count, or a derived one no published model has, is refused rather than siz
 
 import math
 
-from advisor.domain.sizing.architecture.fields import FIELD_LIMITS
+from advisor.domain.sizing.architecture.config_values import FIELD_LIMITS
 from advisor.domain.sizing.architecture.model import (
     LinearGroup,
     ModelArchitecture,

@@ -1,11 +1,11 @@
-"""The typed reading of quantization_config fields, the fields.py way: a missing field, a
+"""The typed reading of quantization_config fields, the config_values.py way: a missing field, a
 value of the wrong JSON type or one outside QUANTIZATION_LIMITS is an UnsupportedArchitecture
 naming `quantization_config.<field>`."""
 
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.domain.sizing.architecture.fields import shown
+from advisor.domain.sizing.architecture.config_values import shown
 from advisor.domain.sizing.architecture.model import UnsupportedArchitecture
 
 # Generous limits for the counts a quantization_config holds.

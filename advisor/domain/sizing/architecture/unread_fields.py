@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-from advisor.domain.sizing.architecture.fields import FIELD_LIMITS
+from advisor.domain.sizing.architecture.config_values import FIELD_LIMITS
 from advisor.domain.sizing.architecture.model import UnsupportedArchitecture
 
 # Fields that never change a parameter count or the KV cache per token: token ids, dropout,
