@@ -380,3 +380,23 @@ def test_nemo_automodel_trains_in_bf16_so_a_30b_a3b_moe_fits_8_h100s_at_4_x_4k()
     assert automodel.memory.optimizer_states == pytest.approx(
         torchtitan.memory.optimizer_states / 3
     )
+
+
+def test_peft_fsdp_lora_of_a_70b_holds_the_fp32_base_shard_and_the_gathered_layers():
+    """Issue 23: PEFT's FSDP example (LoRA r 8 on Llama 2 70B, 8x H100, 8 x 2k) peaks at
+    72-80 GB per GPU; counting a bf16 shard and no gathered layers gave 55 GiB."""
+    workload = Workload(
+        arch("llama-2-70b"),
+        task=Task.LORA,
+        context_tokens=2048,
+        batch_size=8,
+        zero_stage=3,
+        lora_rank=8,
+        stack_name="hf_peft",
+    )
+    (candidate,) = rank_candidates(workload, [GPUS["H100-SXM"]], {}, counts=(8,))
+    memory = candidate.memory
+    frozen_fp32_shard = arch("llama-2-70b").params_total * 4 / 8
+    assert memory.weights == pytest.approx(frozen_fp32_shard, rel=0.01)
+    assert memory.gathered_layers > 2 * GIB  # two of the 80 layers whole, in bf16
+    assert 72e9 * 0.95 <= memory.total <= 80e9 * 1.05

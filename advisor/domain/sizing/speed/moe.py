@@ -69,6 +69,12 @@ A2A_PER_MOE_LAYER_FORWARD = 2
 A2A_PER_MOE_LAYER_BACKWARD = 2
 # The share of the all-to-all left on the critical path at the fast end of the range.
 A2A_HIDDEN_AT_FAST_END = 0.5
+fitted(
+    "A2A_HIDDEN_AT_FAST_END",
+    fitted_on=(),
+    source="an assumption, not a measurement: DeepEP and Megatron's EP overlap hide part of "
+    "dispatch and combine behind the expert GEMMs; how much is not published per run",
+)
 A2A_ACTIVATION_BYTES = 2  # bf16 hidden states (DeepEP and Megatron dispatch in bf16 by default)
 
 
