@@ -1,0 +1,119 @@
+"""Every app page on a phone (390 x 844, issue 24): nothing scrolls sideways, the navigation is
+a menu that opens, and signing in is reachable without scrolling."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import Page, expect
+
+from accounts.models import Membership, Team
+from catalog.services import catalog_load_bundled
+from tests.helpers import PASSWORD, sign_in
+
+PHONE = {"width": 390, "height": 844}
+SIGNED_OUT_PAGES = (
+    "/",
+    "/gpus/H100-SXM/",
+    "/offers/",
+    "/offers/?gpu=H100-SXM",
+    "/size/",
+    "/size/?model=llama-3.1-8b&task=inference",
+    "/size/?model=llama-3.1-70b&task=lora",
+    "/portability/",
+    "/account/login/",
+)
+SIGNED_IN_PAGES = (
+    *SIGNED_OUT_PAGES[:-1],
+    "/jobs/",
+    "/jobs/new/",
+    "/jobs/new/code/",
+    "/account/tokens/",
+    "/account/password_change/",
+)
+
+
+@pytest.fixture
+def site(live_server, transactional_db) -> str:
+    catalog_load_bundled()
+    team = Team.objects.create(name="Alpha", slug="alpha")
+    user = get_user_model().objects.create_user("ada", password=PASSWORD)
+    Membership.objects.create(team=team, user=user, role=Membership.Role.ADMIN)
+    return live_server.url
+
+
+@pytest.fixture
+def phone(page: Page) -> Page:
+    page.set_viewport_size(PHONE)
+    return page
+
+
+# The elements that reach past the screen's right edge, outermost first, for the failure message.
+_WIDE_ELEMENTS = """() => {
+  const width = document.documentElement.clientWidth;
+  const wide = [];
+  const clipped = (element) => {
+    for (let up = element.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(up).overflowX)) return true;
+    }
+    return false;
+  };
+  for (const element of document.body.querySelectorAll("*")) {
+    if (clipped(element)) continue;
+    const right = element.getBoundingClientRect().right;
+    if (right > width + 1 && !wide.some((outer) => outer.contains(element))) {
+      const name = element.tagName.toLowerCase() + (element.id ? "#" + element.id : "")
+        + (element.className && typeof element.className === "string"
+           ? "." + element.className.trim().split(/\\s+/).join(".") : "");
+      wide.push(element);
+      wide[name] = Math.round(right - width);
+    }
+  }
+  return Object.fromEntries(Object.entries(wide).filter(([key]) => isNaN(key)));
+}"""
+
+
+def _sideways_overflow(page: Page) -> int | dict:
+    """0 when the page fits the screen, else how far each outermost wide element reaches."""
+    overflow = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    return page.evaluate(_WIDE_ELEMENTS) if overflow > 0 else 0
+
+
+def test_no_page_scrolls_sideways_on_a_phone_signed_out(phone: Page, site: str):
+    wide = {}
+    for path in SIGNED_OUT_PAGES:
+        response = phone.goto(f"{site}{path}")
+        assert response.status == 200, path
+        overflow = _sideways_overflow(phone)
+        if overflow:
+            wide[path] = overflow
+    assert wide == {}
+
+
+def test_no_page_scrolls_sideways_on_a_phone_signed_in(phone: Page, site: str):
+    sign_in(phone, site)
+    wide = {}
+    for path in SIGNED_IN_PAGES:
+        response = phone.goto(f"{site}{path}")
+        assert response.status == 200, path
+        overflow = _sideways_overflow(phone)
+        if overflow:
+            wide[path] = overflow
+    assert wide == {}
+
+
+def test_the_navigation_is_a_menu_on_a_phone_and_a_bar_on_a_desktop(page: Page, site: str):
+    page.set_viewport_size(PHONE)
+    page.goto(f"{site}/size/")
+    sign_in_link = page.get_by_role("link", name="Sign in")
+    expect(sign_in_link).to_be_hidden()
+    page.get_by_role("button", name="Menu").click()
+    expect(sign_in_link).to_be_visible()
+    box = sign_in_link.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= PHONE["width"]
+    expect(page.get_by_role("link", name="Offers")).to_be_visible()
+
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{site}/size/")
+    expect(page.get_by_role("button", name="Menu")).to_be_hidden()
+    expect(page.get_by_role("link", name="Sign in")).to_be_visible()
