@@ -52,7 +52,8 @@ _WIDE_ELEMENTS = """() => {
   const wide = [];
   const clipped = (element) => {
     for (let up = element.parentElement; up && up !== document.body; up = up.parentElement) {
-      if (["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(up).overflowX)) return true;
+      const overflow = getComputedStyle(up).overflowX;
+      if (["auto", "scroll", "hidden", "clip"].includes(overflow)) return true;
     }
     return false;
   };
@@ -79,27 +80,25 @@ def _sideways_overflow(page: Page) -> int | dict:
     return page.evaluate(_WIDE_ELEMENTS) if overflow > 0 else 0
 
 
-def test_no_page_scrolls_sideways_on_a_phone_signed_out(phone: Page, site: str):
+def _wide_pages(page: Page, site: str, paths: tuple[str, ...]) -> dict:
+    """Each page that scrolls sideways, with the elements that reach past the screen."""
     wide = {}
-    for path in SIGNED_OUT_PAGES:
-        response = phone.goto(f"{site}{path}")
+    for path in paths:
+        response = page.goto(f"{site}{path}")
         assert response.status == 200, path
-        overflow = _sideways_overflow(phone)
+        overflow = _sideways_overflow(page)
         if overflow:
             wide[path] = overflow
-    assert wide == {}
+    return wide
+
+
+def test_no_page_scrolls_sideways_on_a_phone_signed_out(phone: Page, site: str):
+    assert _wide_pages(phone, site, SIGNED_OUT_PAGES) == {}
 
 
 def test_no_page_scrolls_sideways_on_a_phone_signed_in(phone: Page, site: str):
     sign_in(phone, site)
-    wide = {}
-    for path in SIGNED_IN_PAGES:
-        response = phone.goto(f"{site}{path}")
-        assert response.status == 200, path
-        overflow = _sideways_overflow(phone)
-        if overflow:
-            wide[path] = overflow
-    assert wide == {}
+    assert _wide_pages(phone, site, SIGNED_IN_PAGES) == {}
 
 
 def test_the_navigation_is_a_menu_on_a_phone_and_a_bar_on_a_desktop(page: Page, site: str):
