@@ -58,7 +58,14 @@ class ProviderAdmin(admin.ModelAdmin):
 
 class PriceHistoryInline(admin.TabularInline):
     model = PriceHistory
-    fields = ["observed_at", "usd_per_hour", "previous_usd_per_hour", "source", "changed_by"]
+    fields = [
+        "observed_at",
+        "usd_per_hour",
+        "previous_usd_per_hour",
+        "source",
+        "changed_by",
+        "reason",
+    ]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -68,9 +75,33 @@ class PriceHistoryInline(admin.TabularInline):
         return False
 
 
+class OfferPriceForm(forms.ModelForm):
+    """A staff price edit says why: the reason is kept in the price history."""
+
+    reason = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why this price (a quote, the provider's page, a correction); required when "
+        "the price changes, and kept in the price history.",
+    )
+
+    class Meta:
+        model = Offer
+        fields = ["usd_per_hour"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if "usd_per_hour" in self.changed_data and not cleaned.get("reason", "").strip():
+            self.add_error("reason", "Say why the price changes: it is kept in the history.")
+        return cleaned
+
+
 @admin.register(Offer)
 class OfferAdmin(admin.ModelAdmin):
-    """Offers come from price feeds; staff correct a price here and the history records who."""
+    """Offers come from price feeds; staff correct a price here and the history records who
+    and why."""
+
+    form = OfferPriceForm
 
     list_display = [
         "instance_type",
@@ -118,6 +149,7 @@ class OfferAdmin(admin.ModelAdmin):
                 usd_per_hour=form.cleaned_data["usd_per_hour"],
                 previous_usd_per_hour=form.initial["usd_per_hour"],
                 user=request.user,
+                reason=form.cleaned_data["reason"].strip(),
             )
         else:
             super().save_model(request, obj, form, change)
@@ -132,6 +164,7 @@ class PriceHistoryAdmin(admin.ModelAdmin):
         "previous_usd_per_hour",
         "source",
         "changed_by",
+        "reason",
     ]
     list_filter = ["source", "offer__provider"]
     list_select_related = ["offer__provider", "changed_by"]

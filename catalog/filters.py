@@ -2,6 +2,7 @@
 
 import django_filters as filters
 from django import forms
+from django_filters import fields as filter_fields
 from drf_spectacular.utils import extend_schema_field
 
 from catalog.models import PRICING_MODEL_CHOICES, Gpu, Offer, Provider, ProviderKind, Vendor
@@ -32,6 +33,47 @@ class StrictBooleanFilter(filters.TypedChoiceFilter):
     the enum of a boolean, which no client can send."""
 
 
+class AnyCaseChoiceField(filter_fields.ChoiceField):
+    """A choice matched whatever its case (?vendor=google is Google); the value kept is the
+    choice as listed."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        by_folded = {str(key).casefold(): key for key, _ in self.choices}
+        return by_folded.get(value.casefold(), value)
+
+
+class AnyCaseChoiceFilter(filters.ChoiceFilter):
+    field_class = AnyCaseChoiceField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("empty_label", "any")
+        super().__init__(*args, **kwargs)
+
+
+class AnyCaseModelChoiceField(filter_fields.ModelChoiceField):
+    """A row found by its key whatever the case (?gpu=h100-sxm is H100-SXM)."""
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        key = self.to_field_name or "pk"
+        try:
+            return self.queryset.get(**{f"{key}__iexact": str(value)})
+        except (self.queryset.model.DoesNotExist, self.queryset.model.MultipleObjectsReturned):
+            raise forms.ValidationError(
+                self.error_messages["invalid_choice"], code="invalid_choice"
+            ) from None
+
+
+class AnyCaseModelChoiceFilter(filters.ModelChoiceFilter):
+    field_class = AnyCaseModelChoiceField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("empty_label", "any")
+        super().__init__(*args, **kwargs)
+
+
 def strict_boolean_filter(label: str) -> StrictBooleanFilter:
     return StrictBooleanFilter(
         choices=[("", "any"), ("true", "yes"), ("false", "no")],
@@ -42,7 +84,8 @@ def strict_boolean_filter(label: str) -> StrictBooleanFilter:
 
 
 class GpuFilter(filters.FilterSet):
-    vendor = filters.ChoiceFilter(choices=Vendor.choices)
+    vendor = AnyCaseChoiceFilter(choices=Vendor.choices)
+    name = filters.CharFilter(field_name="name", lookup_expr="icontains", label="Name contains")
     architecture = filters.CharFilter(lookup_expr="iexact")
     min_memory_gib = filters.NumberFilter(
         field_name="memory_gib", lookup_expr="gte", min_value=0, label="Min. memory (GiB)"
@@ -66,20 +109,27 @@ class GpuFilter(filters.FilterSet):
 
     class Meta:
         model = Gpu
-        fields = ["vendor", "architecture", "supports_tf32", "supports_bf16", "supports_fp8"]
+        fields = [
+            "vendor",
+            "name",
+            "architecture",
+            "supports_tf32",
+            "supports_bf16",
+            "supports_fp8",
+        ]
 
 
 class OfferFilter(filters.FilterSet):
-    gpu = filters.ModelChoiceFilter(
+    gpu = AnyCaseModelChoiceFilter(
         queryset=Gpu.objects.all(), to_field_name="canonical_key", label="GPU"
     )
-    vendor = filters.ChoiceFilter(field_name="gpu__vendor", choices=Vendor.choices)
-    provider = filters.ModelChoiceFilter(queryset=Provider.objects.all(), to_field_name="key")
-    provider_kind = filters.ChoiceFilter(
+    vendor = AnyCaseChoiceFilter(field_name="gpu__vendor", choices=Vendor.choices, label="Vendor")
+    provider = AnyCaseModelChoiceFilter(queryset=Provider.objects.all(), to_field_name="key")
+    provider_kind = AnyCaseChoiceFilter(
         field_name="provider__kind", choices=ProviderKind.choices, label="Provider kind"
     )
     region = filters.CharFilter(lookup_expr="iexact")
-    pricing_model = filters.ChoiceFilter(choices=PRICING_MODEL_CHOICES)
+    pricing_model = AnyCaseChoiceFilter(choices=PRICING_MODEL_CHOICES)
     gpu_count = IntegerFilter(min_value=1, max_value=64, label="GPUs per instance")
     min_gpu_memory_gib = filters.NumberFilter(
         field_name="gpu__memory_gib", lookup_expr="gte", min_value=0, label="Min. GPU memory (GiB)"

@@ -27,11 +27,12 @@ SPEC_DECIMAL = {"max_digits": 10, "decimal_places": 2, "null": True, "blank": Tr
 
 
 class Vendor(models.TextChoices):
-    NVIDIA = "NVIDIA"
-    AMD = "AMD"
-    INTEL = "Intel"
-    GOOGLE = "Google"
-    AWS = "AWS"
+    # Labels as the vendors write their names (the default would title-case "Amd", "Aws").
+    NVIDIA = "NVIDIA", "NVIDIA"
+    AMD = "AMD", "AMD"
+    INTEL = "Intel", "Intel"
+    GOOGLE = "Google", "Google"
+    AWS = "AWS", "AWS"
 
 
 class Confidence(models.TextChoices):
@@ -309,6 +310,7 @@ class PriceHistory(models.Model):
     changed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
+    reason = models.TextField(blank=True, help_text="Why a staff member set this price.")
 
     class Meta:
         ordering = ["-observed_at", "-id"]
@@ -368,6 +370,7 @@ class PriceRefresh(models.Model):
 
     class Meta:
         ordering = ["-started_at", "-id"]
+        verbose_name_plural = "price refreshes"
         constraints = [
             # The lock: at most one running refresh per source, enforced by the database.
             models.UniqueConstraint(

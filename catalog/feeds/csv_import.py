@@ -1,4 +1,4 @@
-"""Staff CSV import: the documented column format -> PriceQuote.
+"""Staff CSV import: prices in the documented column format, read into price quotes.
 
 Columns (header row required, any order): provider, instance_type, region, zone, gpu,
 gpu_count, pricing_model (on_demand | spot), usd_per_hour, currency (USD), and optionally

@@ -291,9 +291,15 @@ def offers_upsert(
 
 
 def offer_price_set(
-    *, offer: Offer, usd_per_hour: Decimal, previous_usd_per_hour: Decimal, user: AbstractBaseUser
+    *,
+    offer: Offer,
+    usd_per_hour: Decimal,
+    previous_usd_per_hour: Decimal,
+    user: AbstractBaseUser,
+    reason: str = "",
 ) -> PriceHistory:
-    """A staff member sets a price by hand: the offer changes and the audit trail says who."""
+    """A staff member sets a price by hand: the offer changes and the audit trail says who,
+    and why."""
     now = timezone.now()
     with transaction.atomic():
         offer.usd_per_hour = usd_per_hour
@@ -309,6 +315,7 @@ def offer_price_set(
             observed_at=now,
             source="admin edit",
             changed_by=user,
+            reason=reason,
         )
 
 
@@ -326,6 +333,7 @@ def quarantined_price_decide(
                 usd_per_hour=quarantined.proposed_usd_per_hour,
                 previous_usd_per_hour=offer.usd_per_hour,
                 user=user,
+                reason="accepted from quarantine",
             )
         quarantined.decision = (
             QuarantinedPrice.Decision.ACCEPTED if accept else QuarantinedPrice.Decision.REJECTED

@@ -118,7 +118,14 @@ class UploadedFilesField(serializers.ListField):
 
 
 class JobSubmitSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=JobKind.choices)
+    kind = serializers.ChoiceField(
+        choices=JobKind.choices,
+        error_messages={
+            "invalid_choice": '"{input}" is not a kind of job: choose '
+            + " or ".join(f"{value} ({label})" for value, label in JobKind.choices)
+            + "."
+        },
+    )
     files = UploadedFilesField(
         child=serializers.FileField(allow_empty_file=False),
         min_length=1,

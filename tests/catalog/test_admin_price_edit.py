@@ -101,11 +101,11 @@ def editor_client(client, price_editor):
     return client
 
 
-def test_change_form_offers_only_the_price_as_an_editable_offer_field(editor_client, offer):
+def test_change_form_offers_only_the_price_and_a_reason_as_editable_fields(editor_client, offer):
     data = change_form_data(editor_client, offer)
 
     offer_fields = {name for name in data if not name.startswith(("history-", "csrf", "_"))}
-    assert offer_fields == {"usd_per_hour"}
+    assert offer_fields == {"usd_per_hour", "reason"}
     assert Decimal(data["usd_per_hour"]) == offer.usd_per_hour
 
 
@@ -116,6 +116,7 @@ def test_staff_price_edit_changes_the_offer_price_and_records_who_changed_it(
     new_price = old_price + Decimal("1.250000")
     data = change_form_data(editor_client, offer)
     data["usd_per_hour"] = str(new_price)
+    data["reason"] = "the provider's page lists the new price"
 
     before = timezone.now()
     response = editor_client.post(change_url(offer), data)
@@ -129,6 +130,7 @@ def test_staff_price_edit_changes_the_offer_price_and_records_who_changed_it(
     assert edit.changed_by == price_editor
     assert edit.previous_usd_per_hour == old_price
     assert edit.usd_per_hour == new_price
+    assert edit.reason == "the provider's page lists the new price"
     assert before <= edit.observed_at <= after
     assert timezone.now() - edit.observed_at < timedelta(minutes=1)
     assert offer.history.count() == 2
@@ -139,12 +141,28 @@ def test_staff_price_edit_history_row_is_shown_on_the_change_form(
 ):
     data = change_form_data(editor_client, offer)
     data["usd_per_hour"] = "12.340000"
+    data["reason"] = "quoted by the provider's sales team"
     editor_client.post(change_url(offer), data)
 
     page = editor_client.get(change_url(offer)).content.decode()
 
     assert "admin edit" in page
     assert price_editor.get_username() in page
+    assert "quoted by the provider&#x27;s sales team" in page
+
+
+def test_a_staff_price_edit_without_a_reason_is_refused_and_changes_nothing(editor_client, offer):
+    old_price = offer.usd_per_hour
+    data = change_form_data(editor_client, offer)
+    data["usd_per_hour"] = str(old_price + Decimal("1"))
+
+    response = editor_client.post(change_url(offer), data)
+
+    assert response.status_code == 200
+    assert "Say why the price changes" in response.content.decode()
+    offer.refresh_from_db()
+    assert offer.usd_per_hour == old_price
+    assert not offer.history.filter(source="admin edit").exists()
 
 
 @pytest.mark.parametrize("resubmitted_as", ["as rendered", "written differently"])
@@ -174,11 +192,12 @@ def test_staff_price_edit_with_a_non_positive_or_non_numeric_price_is_rejected(
     old_price = offer.usd_per_hour
     data = change_form_data(editor_client, offer)
     data["usd_per_hour"] = bad_price
+    data["reason"] = "a typo fixed"
 
     response = editor_client.post(change_url(offer), data)
 
     assert response.status_code == 200
-    assert response.context["adminform"].form.errors
+    assert "usd_per_hour" in response.context["adminform"].form.errors
     offer.refresh_from_db()
     assert offer.usd_per_hour == old_price
     assert not PriceHistory.objects.filter(source="admin edit").exists()

@@ -28,8 +28,14 @@ def test_sign_in_create_a_token_once_and_revoke_it(page: Page, site: str):
     page.get_by_label("Name").fill("CI pipeline")
     page.get_by_role("button", name="Create token").click()
 
-    secret = page.locator(".secret").inner_text()
+    secret = page.locator("#new-token-secret").inner_text()
     assert secret.startswith("gpua_")
+    # A ready curl line for the new token, and buttons that copy each.
+    curl = page.locator("#new-token-curl").inner_text()
+    assert curl.startswith(f'curl -H "Authorization: Token {secret}" http')
+    assert curl.endswith("/api/v1/gpus/")
+    expect(page.get_by_role("button", name="Copy token")).to_be_visible()
+    expect(page.get_by_role("button", name="Copy curl line")).to_be_visible()
     expect(page.locator("#token-table")).to_contain_text("CI pipeline")
 
     page.goto(f"{site}/account/tokens/")  # shown once: not on the next visit

@@ -129,3 +129,22 @@ def test_another_teams_job_page_is_404(client, team, media_root):
     client.force_login(team.member)
     assert client.get(job.get_absolute_url()).status_code == 404
     assert session_client(team.member).get(f"{URL}{job.public_id}/").status_code == 404
+
+
+def test_an_unknown_kind_is_a_400_that_lists_the_kinds(api):
+    response = api.post(
+        URL, {"kind": "profile", "files": [upload(SMALL_TRACE)]}, format="multipart"
+    )
+    assert response.status_code == 400
+    (message,) = response.json()["kind"]
+    assert (
+        message
+        == '"profile" is not a kind of job: choose trace (profiling trace) or codescan (code scan).'
+    )
+    assert not Job.objects.exists()
+
+
+def test_signed_out_the_nav_offers_jobs_through_sign_in_which_returns_there(client, db):
+    page = client.get("/size/").content.decode()
+    assert 'href="/account/login/?next=/jobs/"' in page
+    assert 'href="/account/login/?next=/size/"' in page
