@@ -26,7 +26,11 @@ from advisor.domain.sizing.architecture import (
     architecture_from_config,
     architecture_from_params,
 )
-from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.bundled_models import (
+    bundled_models,
+    bundled_slug_for,
+    nearest_bundled_slugs,
+)
 from advisor.domain.sizing.hub_ids import HubRef, InvalidHubId, looks_like_hub_id, parse_hub_ref
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.rental import ANY_PRICING, ON_DEMAND, PRICING_MODELS, Rental
@@ -253,9 +257,14 @@ class SizingRequestSerializer(JsonTypesMixin, RentalAndAnswerFields):
         if value.lower() in by_hf_id:
             return by_hf_id[value.lower()]
         if not looks_like_hub_id(value):
+            slug = bundled_slug_for(value)
+            if slug:
+                return slug
+            nearest = nearest_bundled_slugs(value)
             raise serializers.ValidationError(
                 f"{value[:100]!r} is not a bundled model (GET /api/v1/advice/models lists them) "
                 "nor a Hugging Face id (owner/name)"
+                + (f": did you mean {' or '.join(nearest)}?" if nearest else "")
             )
         try:
             return parse_hub_ref(value)
