@@ -57,8 +57,33 @@ DATABASE_RETRY_AFTER_HEADER = {
 REQUEST_LINE_LIMIT_BYTES = 8190
 
 
+# Swagger UI groups operations by tag: by area of the API, not one "v1" group.
+API_AREAS = {
+    "gpus": "catalogue",
+    "offers": "catalogue",
+    "providers": "catalogue",
+    "advice": "advice",
+    "jobs": "jobs",
+    "tokens": "accounts",
+    "memberships": "accounts",
+    "teams": "accounts",
+}
+
+
 class AutoSchema(SpectacularAutoSchema):
-    """drf-spectacular's AutoSchema, plus the error responses each operation can give."""
+    """drf-spectacular's AutoSchema, plus the error responses each operation can give, tagged
+    by the area of the API it belongs to."""
+
+    def get_auth(self) -> list[dict]:
+        """No padlock where no token is needed: an operation anyone may call lists none (a
+        token is still accepted there, and counts for the caller's throttle)."""
+        auths = super().get_auth()
+        return [] if {} in auths else auths
+
+    def get_tags(self) -> list[str]:
+        segments = [segment for segment in self.path.split("/") if segment]
+        after_version = segments[2] if len(segments) > 2 and segments[:2] == ["api", "v1"] else ""
+        return [API_AREAS.get(after_version, after_version or "other")]
 
     def _get_response_bodies(self, direction="response") -> dict:
         responses = super()._get_response_bodies(direction)
@@ -101,7 +126,7 @@ class AutoSchema(SpectacularAutoSchema):
         return parameters
 
     def _error_responses(self) -> dict[str, str]:
-        public = {} in self.get_auth()
+        public = {} in super().get_auth()
         unsafe = self.method in ("POST", "PUT", "PATCH", "DELETE")
         errors = {}
         if self._takes_input():

@@ -239,8 +239,14 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "GPU Advisor API",
     "DESCRIPTION": (
         "GPU catalogue (datasheet specs), cloud offers and prices. Memory is in GiB (2^30 bytes), "
-        "bandwidth in decimal GB/s, prices in USD per hour."
+        "bandwidth in decimal GB/s, prices in USD per hour. [Back to GPU Advisor](/)"
     ),
+    "TAGS": [
+        {"name": "catalogue", "description": "GPUs, providers, offers and their prices"},
+        {"name": "advice", "description": "Sizing, right-sizing and portability answers"},
+        {"name": "jobs", "description": "Trace analyses and code scans (a team's token)"},
+        {"name": "accounts", "description": "API tokens and team memberships"},
+    ],
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # Swagger UI and Redoc come from the sidecar package: no CDN.

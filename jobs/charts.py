@@ -66,8 +66,14 @@ def _css_class(key: str) -> str:
     return "share-" + key.replace("_", "-")
 
 
+def _short(name: str, chars: int = 14) -> str:
+    return name if len(name) <= chars else name[: chars - 1] + "…"
+
+
 def _rank_row(rank: dict, y: int, plot_w: int) -> tuple[Label, list[Segment]]:
-    label = "rank ?" if rank.get("rank") is None else f"rank {rank['rank']}"
+    # A trace that names no rank is labelled by its file (cut to the label column).
+    named = rank.get("rank") is not None
+    label = f"rank {rank['rank']}" if named else _short(rank.get("file") or "trace")
     segments, x = [], float(LABEL_W)
     for key, name in LABELS.items():
         share = max(float(rank.get(f"{key}_pct") or 0), 0.0)

@@ -4,6 +4,7 @@ from django.shortcuts import render
 from advisor.api.serializers import PortabilityRequestSerializer
 from advisor.domain.portability.questionnaire import answer
 from advisor.domain.portability.questions import (
+    CHOICE_LABELS,
     COLLECTIVE_LIBRARIES,
     FRAMEWORKS,
     PRECISIONS,
@@ -12,9 +13,12 @@ from advisor.domain.portability.questions import (
 )
 
 CHOICE_GROUPS = [
-    ("frameworks", "What the stack uses", FRAMEWORKS),
-    ("collective_libraries", "Collective libraries", COLLECTIVE_LIBRARIES),
-    ("precisions", "Precisions relied on", PRECISIONS),
+    (key, legend, [(value, CHOICE_LABELS[value]) for value in values])
+    for key, legend, values in (
+        ("frameworks", "What the stack uses", FRAMEWORKS),
+        ("collective_libraries", "Collective libraries", COLLECTIVE_LIBRARIES),
+        ("precisions", "Precisions relied on", PRECISIONS),
+    )
 ]
 
 

@@ -15,12 +15,14 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.text import slugify
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import push_url
 
 from advisor.api.serializers import MAX_CONFIG_BYTES
 from advisor.domain.sizing.report import DEFAULT_MAX_CANDIDATES, sizing_report
+from advisor.exports import DOWNLOAD_FORMATS, answer_download
 from advisor.forms import INPUT_NAMES, SOURCES, SizingForm
 from advisor.presenters import answer_context
 from advisor.services import sizing_advise
@@ -84,6 +86,11 @@ def _sizing_page(request: HttpRequest) -> HttpResponse:
             max_candidates=0 if every else DEFAULT_MAX_CANDIDATES,
             include_rejected=True,
         )
+        download = request.GET.get("download")
+        if download in DOWNLOAD_FORMATS and not posted:
+            return answer_download(
+                report, download, name=f"sizing-{slugify(form.workload.architecture.name)}"
+            )
         context["answer"] = answer_context(report)
         context["share_url"] = f"{reverse('advisor:sizing')}?{query}" if query is not None else None
         if context["share_url"] and not every:

@@ -145,16 +145,17 @@ def test_bad_answers_are_400_naming_the_field(payload, field):
     assert response.status_code == 400 and field in response.json()
 
 
+HAND_TILED_ON_THE_PAGE = {
+    "matmuls": "hand_tiled",
+    "precision": "runtime_policy",
+    "collectives": "abstraction",
+    "memory_sizes": "queried",
+}
+
+
 def test_the_questionnaire_page_shows_verdicts_and_keeps_the_answers(client):
     page = client.get(
-        "/portability/",
-        {
-            "matmuls": "hand_tiled",
-            "precision": "runtime_policy",
-            "collectives": "abstraction",
-            "memory_sizes": "queried",
-            "targets": ["amd_rocm", "nvidia_smaller"],
-        },
+        "/portability/", {**HAND_TILED_ON_THE_PAGE, "targets": ["amd_rocm", "nvidia_smaller"]}
     )
     html = page.content.decode()
     assert page.status_code == 200
@@ -163,6 +164,18 @@ def test_the_questionnaire_page_shows_verdicts_and_keeps_the_answers(client):
     for question in QUESTIONS.values():
         assert f"<legend>{question.wording}</legend>" in html
         assert f'<tr data-question-id="{question.id}">' in html
+
+
+def test_the_questionnaire_reads_in_words_not_enum_values(client):
+    page = client.get(
+        "/portability/", {**HAND_TILED_ON_THE_PAGE, "frameworks": ["cuda_cpp", "flash_attn"]}
+    )
+    html = page.content.decode()
+    assert 'value="cuda_cpp" checked> CUDA C++' in html
+    assert "> FlashAttention</label>" in html and "> TensorRT</label>" in html
+    assert "you said: runtime_policy" not in html
+    said = QUESTIONS["precision"].label_of("runtime_policy")
+    assert f"you said: {said}" in html
 
 
 def test_the_questionnaire_page_reports_bad_input_as_400(client):
@@ -259,3 +272,27 @@ def _stating(fact: Fact, target: Target) -> Answers:
 def test_every_rule_has_a_decision_for_every_target():
     assert set(DECISIONS) == set(RULES)
     assert all(set(per_target) == set(Target) for per_target in DECISIONS.values())
+
+
+def test_dont_know_is_an_answer_judged_as_the_cautious_case_and_said_so():
+    body = (
+        APIClient()
+        .post(
+            URL,
+            {
+                "matmuls": "dont_know",
+                "precision": "runtime_policy",
+                "collectives": "abstraction",
+                "memory_sizes": "dont_know",
+                "targets": ["amd_rocm", "nvidia_smaller"],
+            },
+            format="json",
+        )
+        .json()
+    )
+    answers = [row["answer"] for row in body["scorecard"]]
+    assert answers == ["locked", "portable", "portable", "locked"]
+    evidence = body["scorecard"][0]["evidence"]
+    assert any("don't know (judged as hand-tiled)" in line for line in evidence)
+    # Judged as hand-tiled matmuls and hard-coded memory sizes: rewrites where those are.
+    assert body["verdicts"]["AMD ROCm"]["verdict"] == "rewrite"

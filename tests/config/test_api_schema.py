@@ -178,3 +178,29 @@ def test_catalogue_key_filters_state_their_pattern_and_the_400(schema, name):
 def test_an_unknown_catalogue_key_is_the_documented_400(client, db):
     response = client.get("/api/v1/offers/", {"gpu": "no-such-gpu"})
     assert response.status_code == 400 and "gpu" in response.json()
+
+
+def test_swagger_groups_operations_by_area_and_links_back_to_the_app(schema):
+    tags = {path.split("/")[3]: set() for _, path, _ in operations(schema)}
+    for _, path, operation in operations(schema):
+        tags[path.split("/")[3]].update(operation["tags"])
+    assert tags["gpus"] == tags["offers"] == {"catalogue"}
+    assert tags["advice"] == {"advice"}
+    assert tags["jobs"] == {"jobs"}
+    assert tags["tokens"] == tags["memberships"] == {"accounts"}
+    assert {tag["name"] for tag in schema["tags"]} == {"catalogue", "advice", "jobs", "accounts"}
+    assert "[Back to GPU Advisor](/)" in schema["info"]["description"]
+
+
+def test_the_padlock_is_only_where_a_token_is_needed(schema):
+    public = {
+        ("get", "/api/v1/gpus/"),
+        ("get", "/api/v1/offers/"),
+        ("post", "/api/v1/advice/sizing"),
+    }
+    for method, path, operation in operations(schema):
+        if (method, path) in public:
+            assert "security" not in operation, (method, path)
+        if path.startswith(("/api/v1/jobs/", "/api/v1/tokens/")):
+            assert {"apiToken": []} in operation["security"], (method, path)
+            assert {} not in operation["security"], (method, path)

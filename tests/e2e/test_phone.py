@@ -104,7 +104,7 @@ def test_no_page_scrolls_sideways_on_a_phone_signed_in(phone: Page, site: str):
 def test_the_navigation_is_a_menu_on_a_phone_and_a_bar_on_a_desktop(page: Page, site: str):
     page.set_viewport_size(PHONE)
     page.goto(f"{site}/size/")
-    sign_in_link = page.get_by_role("link", name="Sign in")
+    sign_in_link = page.get_by_role("link", name="Sign in", exact=True)
     expect(sign_in_link).to_be_hidden()
     page.get_by_role("button", name="Menu").click()
     expect(sign_in_link).to_be_visible()
@@ -115,4 +115,15 @@ def test_the_navigation_is_a_menu_on_a_phone_and_a_bar_on_a_desktop(page: Page, 
     page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(f"{site}/size/")
     expect(page.get_by_role("button", name="Menu")).to_be_hidden()
-    expect(page.get_by_role("link", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("link", name="Sign in", exact=True)).to_be_visible()
+
+
+def test_a_shared_answer_opens_on_the_answer_with_the_inputs_folded_above(phone: Page, site: str):
+    phone.goto(f"{site}/size/?model=llama-3.1-8b&task=inference")
+    headline = phone.locator(".recommendation .headline")
+    expect(headline).to_be_visible()
+    assert headline.bounding_box()["y"] < PHONE["height"]  # on the first screen, no scrolling
+    expect(phone.get_by_label("Task")).to_be_hidden()
+    phone.get_by_text("Change inputs").click()
+    expect(phone.get_by_label("Task")).to_be_visible()
+    expect(phone.get_by_label("Task")).to_have_value("inference")

@@ -74,7 +74,7 @@ def scorecard(answers: Answers) -> list[dict]:
         scorecard_row(
             question.id,
             question.reads_as(answers.to(question.id)),
-            [f"you said: {answers.to(question.id)}"],
+            [f"you said: {question.label_of(answers.to(question.id))}"],
         )
         for question in QUESTIONS.values()
     ]
@@ -82,11 +82,17 @@ def scorecard(answers: Answers) -> list[dict]:
 
 # Which facts of the stack the answers state.
 _STATES: dict[Fact, Callable[[Answers], bool]] = {
-    Fact.HAND_TILED_MATMULS: lambda a: a.matmuls in {Matmuls.HAND_TILED, Matmuls.MIXED},
-    Fact.COMPILE_TIME_TF32: lambda a: (
-        a.precision in {Precision.COMPILE_TIME, Precision.MIXED} and "tf32" in a.precisions
+    # A "don't know" states the cautious fact: the one that could make the move a rewrite.
+    Fact.HAND_TILED_MATMULS: lambda a: (
+        a.matmuls in {Matmuls.HAND_TILED, Matmuls.MIXED, Matmuls.DONT_KNOW}
     ),
-    Fact.NVLINK_COLLECTIVES: lambda a: a.collectives is Collectives.NVLINK_SPECIFIC,
+    Fact.COMPILE_TIME_TF32: lambda a: (
+        a.precision in {Precision.COMPILE_TIME, Precision.MIXED, Precision.DONT_KNOW}
+        and "tf32" in a.precisions
+    ),
+    Fact.NVLINK_COLLECTIVES: lambda a: (
+        a.collectives in {Collectives.NVLINK_SPECIFIC, Collectives.DONT_KNOW}
+    ),
     Fact.DIRECT_NCCL: lambda a: (
         a.collectives is Collectives.NCCL_DIRECT
         or ("nccl" in a.collective_libraries and a.collectives is not Collectives.ABSTRACTION)
@@ -95,7 +101,9 @@ _STATES: dict[Fact, Callable[[Answers], bool]] = {
     Fact.CUDA_CPP_KERNELS: lambda a: "cuda_cpp" in a.frameworks,
     Fact.TENSORRT: lambda a: "tensorrt" in a.frameworks,
     Fact.FP8: lambda a: "fp8" in a.precisions,
-    Fact.HARD_CODED_MEMORY: lambda a: a.memory_sizes in {MemorySizes.HARD_CODED, MemorySizes.MIXED},
+    Fact.HARD_CODED_MEMORY: lambda a: (
+        a.memory_sizes in {MemorySizes.HARD_CODED, MemorySizes.MIXED, MemorySizes.DONT_KNOW}
+    ),
 }
 
 

@@ -23,16 +23,22 @@ class QuestionId(StrEnum):
     MEMORY_SIZES = "memory_sizes"
 
 
+# "Don't know" is an answer to every question, judged as its cautious case and said so.
+DONT_KNOW = "dont_know"
+
+
 class Matmuls(StrEnum):
     LIBRARY = "library"  # cuBLAS / hipBLASLt / torch.matmul / CUTLASS templates via a config
     HAND_TILED = "hand_tiled"
     MIXED = "mixed"
+    DONT_KNOW = DONT_KNOW
 
 
 class Precision(StrEnum):
     RUNTIME_POLICY = "runtime_policy"
     COMPILE_TIME = "compile_time"
     MIXED = "mixed"
+    DONT_KNOW = DONT_KNOW
 
 
 class Collectives(StrEnum):
@@ -40,12 +46,14 @@ class Collectives(StrEnum):
     NCCL_DIRECT = "nccl_direct"
     NVLINK_SPECIFIC = "nvlink_specific"
     NONE = "none"
+    DONT_KNOW = DONT_KNOW
 
 
 class MemorySizes(StrEnum):
     QUERIED = "queried"
     HARD_CODED = "hard_coded"
     MIXED = "mixed"
+    DONT_KNOW = DONT_KNOW
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,10 @@ class Question:
 
     def reads_as(self, value: StrEnum) -> str:
         return next(choice.reads_as for choice in self.choices if choice.value == value)
+
+    def label_of(self, value: StrEnum) -> str:
+        """The answer in the page's words."""
+        return next(choice.label for choice in self.choices if choice.value == value)
 
 
 # In the catalogue's order, which is the order of every scorecard's rows.
@@ -84,6 +96,7 @@ QUESTIONS: dict[QuestionId, Question] = {
                     Matmuls.HAND_TILED, "hand-tiled (wmma fragments, mma PTX, CuTe atoms)", LOCKED
                 ),
                 Choice(Matmuls.MIXED, "some of each", MIXED),
+                Choice(Matmuls.DONT_KNOW, "don't know (judged as hand-tiled)", LOCKED),
             ),
         ),
         Question(
@@ -100,6 +113,7 @@ QUESTIONS: dict[QuestionId, Question] = {
                     LOCKED,
                 ),
                 Choice(Precision.MIXED, "some of each", MIXED),
+                Choice(Precision.DONT_KNOW, "don't know (judged as compiled in)", LOCKED),
             ),
         ),
         Question(
@@ -119,6 +133,9 @@ QUESTIONS: dict[QuestionId, Question] = {
                     LOCKED,
                 ),
                 Choice(Collectives.NONE, "we run on one GPU", NO_EVIDENCE),
+                Choice(
+                    Collectives.DONT_KNOW, "don't know (judged as assuming NVLink/NVSwitch)", LOCKED
+                ),
             ),
         ),
         Question(
@@ -129,6 +146,7 @@ QUESTIONS: dict[QuestionId, Question] = {
                 Choice(MemorySizes.QUERIED, "queried (mem_get_info, device properties)", PORTABLE),
                 Choice(MemorySizes.HARD_CODED, "hard-coded (80 GB, A100 peaks, SM counts)", LOCKED),
                 Choice(MemorySizes.MIXED, "some of each", MIXED),
+                Choice(MemorySizes.DONT_KNOW, "don't know (judged as hard-coded)", LOCKED),
             ),
         ),
     )
@@ -152,6 +170,33 @@ FRAMEWORKS = (
 )
 COLLECTIVE_LIBRARIES = ("nccl", "rccl", "oneccl", "gloo", "mpi", "nvshmem")
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
+# How the page words each choice (the API takes the values).
+CHOICE_LABELS = {
+    "pytorch": "PyTorch",
+    "jax": "JAX",
+    "tensorflow": "TensorFlow",
+    "triton": "Triton",
+    "cuda_cpp": "CUDA C++",
+    "cutlass": "CUTLASS",
+    "flash_attn": "FlashAttention",
+    "deepspeed": "DeepSpeed",
+    "megatron": "Megatron-LM",
+    "vllm": "vLLM",
+    "tensorrt": "TensorRT",
+    "bitsandbytes": "bitsandbytes",
+    "xformers": "xFormers",
+    "nccl": "NCCL",
+    "rccl": "RCCL",
+    "oneccl": "oneCCL",
+    "gloo": "Gloo",
+    "mpi": "MPI",
+    "nvshmem": "NVSHMEM",
+    "fp32": "FP32",
+    "tf32": "TF32",
+    "bf16": "BF16",
+    "fp16": "FP16",
+    "fp8": "FP8",
+}
 
 
 class Target(StrEnum):
