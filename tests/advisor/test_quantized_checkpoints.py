@@ -412,7 +412,9 @@ def test_the_api_sizes_an_uploaded_quantised_config_as_stored(api):
     assert stored["weight_bytes"] == 13_761_264_768
     assert [part["bits_per_param"] for part in stored["parts"]] == [4.25, 16]
     tensor_parallel = body["recommendation"]["tensor_parallel"]
-    assert body["memory"]["weights"] == round(13_761_264_768 / tensor_parallel)
+    # As stored, plus what vLLM pads the MXFP4 experts to on that GPU (kernel_padding.py).
+    stored_per_gpu = 13_761_264_768 / tensor_parallel
+    assert stored_per_gpu <= body["memory"]["weights"] <= stored_per_gpu * 1.14
     assert any(line.startswith("weights as stored: MXFP4 experts") for line in body["assumptions"])
 
 

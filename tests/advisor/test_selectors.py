@@ -87,7 +87,10 @@ def test_a_price_edited_in_the_admin_is_in_the_very_next_sizing_answer(api, admi
     offer = _offer_of(first)
     # Ten times dearer: the next answer prices this instance so, or ranks another first.
     new_price = offer.usd_per_hour * 10
-    data = change_form_data(admin_client, offer) | {"usd_per_hour": str(new_price)}
+    data = change_form_data(admin_client, offer) | {
+        "usd_per_hour": str(new_price),
+        "reason": "a test of the next answer",
+    }
     response = admin_client.post(change_url(offer), data)
     assert response.status_code == 302, response.content.decode()[:2000]
     offer.refresh_from_db()

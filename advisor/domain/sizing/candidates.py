@@ -208,7 +208,7 @@ def _candidate(sizing: _Sizing, device: Device, count: int, offers: Sequence[Off
         options = layout_cache[count, fast_link] = [
             replace(option, fast_link=fast_link) for option in _parallelism_options(workload, count)
         ]
-    if options and pads_weights(arch, workload.stack.name):
+    if options and workload.stored_weights and pads_weights(arch, workload.stack.name):
         options = [
             replace(
                 option,

@@ -52,8 +52,9 @@ def serving_memory(workload: Workload, parallelism: Parallelism) -> MemoryBreakd
     tp = parallelism.tensor_parallel
     stack = workload.stack
     weights = serving_weight_bytes(workload) / tp
-    if arch.stored_weights is not None:
-        padding = arch.stored_weights.routed_expert_bytes * (parallelism.expert_padding - 1)
+    if workload.stored_weights is not None:
+        # Weights served as stored: what the stack's kernels pad them to (kernel_padding.py).
+        padding = workload.stored_weights.routed_expert_bytes * (parallelism.expert_padding - 1)
         weights += padding / tp
     sequence = workload.context_tokens + (workload.output_tokens if arch.encoder_decoder else 0)
     kv = arch.kv_cache_bytes(
