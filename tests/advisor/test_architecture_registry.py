@@ -33,7 +33,7 @@ FAMILY_MODULES |= {"qwen3", "qwen2_moe", "llama4", "gemma3"}
 def test_architecture_is_a_package_of_one_module_per_family():
     modules = {path.stem for path in PACKAGE.glob("*.py")}
     assert modules >= FAMILY_MODULES
-    assert {"model", "fields", "registry", "params"} <= modules
+    assert {"model", "config_values", "registry", "from_param_count"} <= modules
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda path: path.name)
