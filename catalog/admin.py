@@ -56,16 +56,20 @@ class ProviderAdmin(admin.ModelAdmin):
     search_fields = ["name", "key"]
 
 
+# What a price history row shows, on its own page and inline under its offer.
+HISTORY_FIELDS = [
+    "observed_at",
+    "usd_per_hour",
+    "previous_usd_per_hour",
+    "source",
+    "changed_by",
+    "reason",
+]
+
+
 class PriceHistoryInline(admin.TabularInline):
     model = PriceHistory
-    fields = [
-        "observed_at",
-        "usd_per_hour",
-        "previous_usd_per_hour",
-        "source",
-        "changed_by",
-        "reason",
-    ]
+    fields = HISTORY_FIELDS
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -157,15 +161,7 @@ class OfferAdmin(admin.ModelAdmin):
 
 @admin.register(PriceHistory)
 class PriceHistoryAdmin(admin.ModelAdmin):
-    list_display = [
-        "offer",
-        "observed_at",
-        "usd_per_hour",
-        "previous_usd_per_hour",
-        "source",
-        "changed_by",
-        "reason",
-    ]
+    list_display = ["offer", *HISTORY_FIELDS]
     list_filter = ["source", "offer__provider"]
     list_select_related = ["offer__provider", "changed_by"]
     search_fields = ["offer__instance_type"]

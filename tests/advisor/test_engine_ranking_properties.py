@@ -250,7 +250,17 @@ def test_inference_memory_never_shrinks_as_the_batch_grows(workload, one, other)
 @ENGINE
 @given(workloads(tasks=st.sampled_from([t for t in Task if t.trains])))
 def test_a_higher_zero_stage_never_needs_more_memory_per_gpu(workload):
-    by_stage = [_memory_by_slot(workload.with_changes(zero_stage=stage)) for stage in range(4)]
+    """Stages 1 and 2 only shard. Stage 3 also holds the layers it runs and prefetches whole
+    (gathered_layers), which on a few GPUs and a few layers can outweigh what sharding saves:
+    it never needs more than stage 2 plus those layers."""
+    by_stage = [
+        {
+            (c.device.key, c.gpu_count): (c.memory.total, c.memory.gathered_layers)
+            for c in rank_candidates(workload.with_changes(zero_stage=stage), DEVICES, OFFERS)
+        }
+        for stage in range(4)
+    ]
     for lower, higher in itertools.pairwise(by_stage):
-        for slot, total in lower.items():
-            assert higher[slot] <= total, slot
+        for slot, (total, _) in lower.items():
+            higher_total, gathered = higher[slot]
+            assert higher_total <= total + gathered, slot

@@ -121,10 +121,14 @@ def test_kv_cache_matches_the_llama_3_1_announcement(slug, gib_at_1k):
 
 
 def test_zero_3_shards_a_lora_models_frozen_weights_too():
-    workload = Workload(bundled_models()["llama-3.1-70b"].architecture(), task=Task.LORA)
+    arch = bundled_models()["llama-3.1-70b"].architecture()
+    workload = Workload(arch, task=Task.LORA, stack_name="torchtune")
     one = memory_per_gpu(workload, Parallelism(8, zero_stage=2)).weights
     three = memory_per_gpu(workload, Parallelism(8, zero_stage=3)).weights
     assert three == pytest.approx(one / 8)
+    # PEFT's FSDP recipe loads that base in fp32 for FSDP's mixed precision: twice the shard.
+    peft = memory_per_gpu(workload.with_changes(stack_name="hf_peft"), Parallelism(8, zero_stage=3))
+    assert peft.weights == pytest.approx(2 * three, rel=0.01)
 
 
 def test_gradient_checkpointing_cuts_activation_memory():
