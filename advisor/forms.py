@@ -376,6 +376,9 @@ class SizingForm(forms.Form):
         if self.errors:
             return self.cleaned_data
         self.workload = serializer.validated_data["workload"]
+        # Where the architecture came from (bundled copy, Hub commit, config, count), as the
+        # API's answer says it.
+        self.model_config_source = serializer.validated_data["model_source"]
         config = serializer.validated_data.get("config")
         if self.model_source == "config" and isinstance(config, dict):
             # The answer keeps its config: re-submitting the form needs no second upload.

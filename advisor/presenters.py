@@ -8,6 +8,7 @@ from typing import Any
 from django.urls import NoReverseMatch, reverse
 
 from advisor import charts
+from advisor.domain.sizing.ranking import COST_TIE_FRACTION
 from advisor.domain.sizing.recommend import Rejection
 from advisor.forms import CHOICE_LABELS
 from catalog.domain.freshness import freshness_note
@@ -148,14 +149,38 @@ def _memory_bar(candidate: dict[str, Any]) -> charts.MemoryBar:
     )
 
 
+def _bill(candidate: dict[str, Any]) -> float | None:
+    """What the ranking compares on cost: per job, per million tokens, else per hour."""
+    for key in ("usd_per_job", "usd_per_million_tokens"):
+        if candidate.get(key):
+            return candidate[key]["expected"]
+    return candidate.get("usd_per_hour")
+
+
+def recommended_per_gpu_type(candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each GPU type once, in rank order, at the count the answer recommends for it: its first
+    configuration, or the fewest GPUs of that type at the same bill (within the ranking's cost
+    tie), as the answer's equal-cost alternative does. A training job ranks the faster layout
+    first at the same bill; its memory bar at 8 GPUs would read as needing 8."""
+    chosen: dict[str, dict[str, Any]] = {}
+    for candidate in candidates:
+        if not candidate["fits"]:
+            continue
+        first = chosen.setdefault(candidate["gpu"], candidate)
+        bill, first_bill = _bill(candidate), _bill(first)
+        same_bill = (
+            bill is not None
+            and first_bill is not None
+            and bill <= first_bill * (1 + COST_TIE_FRACTION)
+        )
+        if same_bill and candidate["gpu_count"] < chosen[candidate["gpu"]]["gpu_count"]:
+            chosen[candidate["gpu"]] = candidate
+    return list(chosen.values())
+
+
 def _memory_chart(report: dict[str, Any]) -> str:
     candidates = report["candidates"]
-    fitting, seen = [], set()
-    for candidate in candidates:
-        if candidate["fits"] and candidate["gpu"] not in seen:
-            seen.add(candidate["gpu"])
-            fitting.append(candidate)
-    fitting = fitting[:MEMORY_CHART_FITTING]
+    fitting = recommended_per_gpu_type(candidates)[:MEMORY_CHART_FITTING]
     too_big = [
         c for c in candidates if not c["fits"] and c["memory_per_gpu_gib"] > c["usable_per_gpu_gib"]
     ]

@@ -86,6 +86,7 @@ def _sizing_page(request: HttpRequest) -> HttpResponse:
             max_candidates=0 if every else DEFAULT_MAX_CANDIDATES,
             include_rejected=True,
         )
+        report["model"]["source"] = form.model_config_source
         download = request.GET.get("download")
         if download in DOWNLOAD_FORMATS and not posted:
             return answer_download(

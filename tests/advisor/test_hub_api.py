@@ -162,10 +162,27 @@ def test_the_page_offers_bundled_names_and_hub_ids_and_sizes_a_hub_id(client, ca
     assert '<option value="meta-llama/Llama-3.1-70B" label="Llama 3.1 70B">' in html
     answer = client.get("/size/", {"model": "test-org/llama-copy"})
     assert answer.status_code == 200
-    assert "read from the Hugging Face Hub" in answer.content.decode()
+    source = model_source_of(answer.content.decode())
+    assert "read from the Hugging Face Hub, test-org/llama-copy" in source
+    assert commit_of("test-org/llama-copy")[:12] in source
     refused = client.get("/size/", {"model": "test-org/no-such-model"})
     assert refused.status_code == 400
     assert "is not on the Hub" in refused.content.decode()
+
+
+def model_source_of(html: str) -> str:
+    """The answer summary's statement of where the model's config came from."""
+    start = html.index('<span class="model-source">')
+    return html[start : html.index("</span>", start)]
+
+
+def test_a_bundled_answer_says_it_used_the_bundled_copy_not_the_hub(client, catalog, hub):
+    answer = client.get("/size/", {"model": "llama-3.1-8b"})
+    source = model_source_of(answer.content.decode())
+    assert "the bundled copy of" in source
+    assert "meta-llama/Llama-3.1-8B" in source
+    assert "Hugging Face Hub" not in source
+    assert hub.requests == []
 
 
 def test_the_models_list_says_family_year_licence_context_and_counts(client):
