@@ -257,13 +257,30 @@ class SizingForm(forms.Form):
         "GPU memory utilization",
         unit="fraction",
         step="0.01",
-        help_text="The serving stack's memory fraction. Empty: the stack's default (0.90).",
+        help_text=(
+            "vLLM's gpu_memory_utilization: the share of each GPU's memory the server may take "
+            "(weights, then the KV cache fills the rest). Empty: the stack's default (0.90)."
+        ),
     )
-    activation_checkpointing = PageField("Checkpointing granularity", "select")
+    activation_checkpointing = PageField(
+        "Checkpointing granularity",
+        "select",
+        help_text=(
+            "Full: keep each layer's input, recompute the whole layer in the backward pass. "
+            "Selective: recompute only attention's cheap, memory-heavy parts."
+        ),
+    )
     optimizer_offload = PageField("Optimizer offload to CPU", "select")
     parameter_offload = PageField("Parameter offload to CPU", "select")
     activation_offloading = PageField("Activation offload to CPU", "select")
-    optimizer_in_backward = PageField("Optimizer step in the backward pass", "select")
+    optimizer_in_backward = PageField(
+        "Optimizer step in the backward pass",
+        "select",
+        help_text=(
+            "Update each parameter as soon as its gradient is ready and free the gradient: "
+            "no full set of gradients held at once (torchtune's optimizer_in_bwd)."
+        ),
+    )
     weight_dtype = PageField(
         "Weight precision",
         "select",
@@ -311,9 +328,21 @@ class SizingForm(forms.Form):
     )
     output_tokens = PageField("Output per request", unit="tokens")
     optimizer = PageField("Optimizer", "select")
-    gradient_checkpointing = PageField("Gradient checkpointing", "select")
+    gradient_checkpointing = PageField(
+        "Gradient checkpointing",
+        "select",
+        help_text="Recompute activations in the backward pass instead of keeping them: less "
+        "memory, about a third more compute.",
+    )
     flash_attention = PageField("Flash attention", "select")
-    zero_stage = PageField("ZeRO stage", "select")
+    zero_stage = PageField(
+        "ZeRO stage",
+        "select",
+        help_text=(
+            "How data-parallel GPUs split the training state: 1 the optimizer states, "
+            "2 also the gradients, 3 also the weights (FSDP's full shard)."
+        ),
+    )
     tensor_parallel = PageField("Tensor parallel", "select", unit="GPUs")
     lora_rank = PageField("LoRA rank", unit="rank")
     lora_targets = PageField(

@@ -108,3 +108,21 @@ def test_without_javascript_the_form_still_works(browser: Browser, site: str):
     expect(page.locator("svg.memory-chart")).to_be_visible()
     expect(page.locator("svg.cost-chart")).to_be_visible()
     context.close()
+
+
+def test_the_form_shows_only_the_knobs_the_chosen_task_uses(page: Page, site: str):
+    page.goto(f"{site}/size/")
+    serving = page.locator("fieldset.serving-group")
+    training = page.locator("fieldset.training-group")
+    expect(serving).to_be_visible()  # inference is the default task
+    expect(training).to_be_hidden()
+    expect(page.get_by_text("share of each GPU's memory the server may take")).to_be_visible()
+
+    page.get_by_label("Task").select_option("lora")
+    expect(serving).to_be_hidden()
+    expect(training).to_be_visible()
+    expect(page.get_by_text("1 the optimizer states, 2 also the gradients")).to_be_visible()
+
+    page.get_by_label("Task").select_option("inference")
+    expect(serving).to_be_visible()
+    expect(training).to_be_hidden()
