@@ -1,11 +1,12 @@
 """Reads of the catalogue. Keyword-only, typed, named <thing>_<verb>."""
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Count, F, FloatField, Min, QuerySet, Window
+from django.db.models import Count, F, FloatField, Min, Q, QuerySet, Window
 from django.db.models.functions import Cast, RowNumber
 
 from catalog.domain.freshness import freshness_note, offer_freshness
@@ -98,6 +99,54 @@ def gpu_offer_stats_list() -> dict[int, GpuOfferStats]:
 def offer_list() -> QuerySet[Offer]:
     """Offers with what every page and the API show of them: GPU, provider, freshness."""
     return Offer.objects.select_related("gpu", "provider").with_freshness()
+
+
+# Offers equal in all of these are the same offer in another availability zone of the region.
+ZONE_SIBLING_FIELDS = (
+    "provider_id",
+    "instance_type",
+    "region",
+    "gpu_id",
+    "gpu_count",
+    "pricing_model",
+    "usd_per_hour",
+)
+
+
+def offers_merged_by_zone(offers: QuerySet[Offer]) -> QuerySet:
+    """One row per offer and price across a region's zones: ZONE_SIBLING_FIELDS, the lowest
+    offer id (`first_id`) and the zones' count (`zone_count`), in the order `offers` had
+    (every field it can sort by is equal within a row; the id tie-break becomes `first_id`)."""
+    ordering = [
+        "first_id" if field.lstrip("-") == "id" else field for field in offers.query.order_by
+    ]
+    return (
+        offers.order_by()
+        .values(*ZONE_SIBLING_FIELDS)
+        .annotate(first_id=Min("id"), zone_count=Count("id"))
+        .order_by(*ordering)
+    )
+
+
+def offers_with_zones(*, rows: Sequence[dict]) -> list[Offer]:
+    """The rows of offers_merged_by_zone() as offers (each its first), each with `zones`: the
+    availability zones it is offered in at that price, sorted (empty where none is named)."""
+    firsts = offer_list().in_bulk([row["first_id"] for row in rows])
+    zones: dict[tuple, list[str]] = defaultdict(list)
+    merged = [row for row in rows if row["zone_count"] > 1]
+    if merged:
+        same = Q()
+        for row in merged:
+            same |= Q(**{field: row[field] for field in ZONE_SIBLING_FIELDS})
+        for sibling in Offer.objects.filter(same).values(*ZONE_SIBLING_FIELDS, "zone"):
+            zones[tuple(sibling[field] for field in ZONE_SIBLING_FIELDS)].append(sibling["zone"])
+    offers = []
+    for row in rows:
+        offer = firsts[row["first_id"]]
+        key = tuple(row[field] for field in ZONE_SIBLING_FIELDS)
+        offer.zones = sorted(z for z in zones.get(key, [offer.zone]) if z)
+        offers.append(offer)
+    return offers
 
 
 def gpu_offers_list(*, gpu: Gpu) -> QuerySet[Offer]:

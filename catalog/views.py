@@ -17,6 +17,8 @@ from catalog.selectors import (
     gpu_offers_list,
     offer_history_list,
     offer_list,
+    offers_merged_by_zone,
+    offers_with_zones,
     price_refreshes_failed_since_success,
     price_sources_last_refreshed,
 )
@@ -155,7 +157,11 @@ def offer_list_page(request: HttpRequest) -> HttpResponse:
     offer_filter = OfferFilter(
         request.GET, queryset=offer_list().order_by("usd_per_gpu_hour", "id")
     )
-    page = Paginator(_filtered(offer_filter), OFFERS_PER_PAGE).get_page(request.GET.get("page"))
+    offers = _filtered(offer_filter)
+    page = Paginator(offers_merged_by_zone(offers), OFFERS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    page.object_list = offers_with_zones(rows=page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -164,6 +170,7 @@ def offer_list_page(request: HttpRequest) -> HttpResponse:
         {
             "filter": offer_filter,
             "page": page,
+            "offer_count": offers.count(),
             "query": query.urlencode(),
             **refresh_status(),
         },

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from catalog.filters import GpuFilter, OfferFilter
-from catalog.models import Gpu, PriceRefresh, Vendor
+from catalog.models import Gpu, Offer, PriceRefresh, Vendor
 
 
 @pytest.fixture
@@ -89,3 +89,69 @@ def test_the_csv_import_page_names_no_internal_type(client, db):
     page = client.get("/admin/catalog/pricerefresh/import-csv/")
     assert page.status_code == 200
     assert "PriceQuote" not in page.content.decode()
+
+
+def zone_siblings_in_python(offers) -> dict[tuple, list[str]]:
+    """The same offer at the same price in several zones, grouped here without the database."""
+    groups: dict[tuple, list[str]] = {}
+    for offer in offers:
+        key = (
+            offer.provider_id,
+            offer.instance_type,
+            offer.region,
+            offer.gpu_id,
+            offer.gpu_count,
+            offer.pricing_model,
+            offer.usd_per_hour,
+        )
+        groups.setdefault(key, []).append(offer.zone)
+    return groups
+
+
+def test_the_offers_page_shows_one_row_per_offer_across_its_zones(client, catalog):
+    spot = Offer.objects.filter(pricing_model="spot")
+    groups = zone_siblings_in_python(spot)
+    assert len(groups) < spot.count()  # the bundled catalogue lists spot prices per zone
+    page = client.get("/offers/", {"pricing_model": "spot"}).content.decode()
+    assert f"{spot.count()} offers" in page
+    assert f"in {len(groups)} rows" in page
+    pages = -(-len(groups) // 50)
+    assert f"page 1 of {pages}" in page
+    key, zones = next((k, sorted(z)) for k, z in groups.items() if all(z) and len(z) >= 3)
+    provider = Offer.objects.filter(provider_id=key[0]).first().provider.key
+    filtered = client.get(
+        "/offers/", {"pricing_model": "spot", "provider": provider, "region": key[2]}
+    ).content.decode()
+    assert f"{len(zones)} zones: {', '.join(zones)}" in filtered
+
+
+def test_a_zone_with_its_own_price_keeps_its_own_row(client, catalog):
+    key = next(
+        key
+        for key, zones in zone_siblings_in_python(
+            Offer.objects.filter(pricing_model="spot")
+        ).items()
+        if len([zone for zone in zones if zone]) >= 2
+    )
+    provider_id, instance_type, region, gpu_id, gpu_count, _, usd_per_hour = key
+
+    siblings = Offer.objects.filter(
+        provider_id=provider_id,
+        instance_type=instance_type,
+        gpu_id=gpu_id,
+        gpu_count=gpu_count,
+        region=region,
+        pricing_model="spot",
+        usd_per_hour=usd_per_hour,
+    ).order_by("zone")
+    dearer = siblings.last()
+    Offer.objects.filter(pk=dearer.pk).update(usd_per_hour=usd_per_hour * 3)
+    page = client.get(
+        "/offers/", {"pricing_model": "spot", "region": region, "provider": dearer.provider.key}
+    ).content.decode()
+    rest = [offer.zone for offer in siblings if offer.pk != dearer.pk]
+    if len(rest) > 1:
+        assert f"{len(rest)} zones: {', '.join(rest)}" in page
+    else:
+        assert f'<span class="muted">{rest[0]}</span>' in page
+    assert f'<span class="muted">{dearer.zone}</span>' in page
