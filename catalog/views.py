@@ -8,6 +8,7 @@ from django.utils.http import urlencode
 from django_filters import FilterSet
 
 from catalog.charts import price_history_svg
+from catalog.comparison import COMPARE_MAX_GPUS, comparison_rows, gpus_compared
 from catalog.domain.offer_groups import group_offers_by_provider
 from catalog.filters import GpuFilter, OfferFilter
 from catalog.models import Gpu
@@ -95,6 +96,22 @@ def gpu_list_page(request: HttpRequest) -> HttpResponse:
             "rows_html": rows_html,
             "ordering": ordering,
         },
+    )
+
+
+def gpu_compare_page(request: HttpRequest) -> HttpResponse:
+    """GPUs side by side; the URL names them (`?gpu=H100-SXM&gpu=MI300X`), so it can be shared."""
+    compared = gpus_compared(request.GET.getlist("gpu"))
+    return render(
+        request,
+        "catalog/gpu_compare.html",
+        {
+            "gpus": compared.gpus,
+            "errors": compared.errors,
+            "rows": comparison_rows(compared.gpus),
+            "max_gpus": COMPARE_MAX_GPUS,
+        },
+        status=400 if compared.errors else 200,
     )
 
 

@@ -88,3 +88,17 @@ def test_a_bad_filter_value_shows_the_error_not_a_crash(page: Page, site: str):
     page.goto(f"{site}/offers/?max_usd_per_hour=abc")
     expect(page.get_by_text("Enter a number.")).to_be_visible()
     expect(page.get_by_text("No offer matches these filters.")).to_be_visible()
+
+
+def test_tick_two_gpus_and_compare_them_side_by_side(page: Page, site: str):
+    page.goto(f"{site}/")
+    page.get_by_label("Compare H100 SXM").check()
+    page.get_by_label("Compare AMD Instinct MI300X").check()
+    page.get_by_role("button", name="Compare the ticked GPUs").click()
+    expect(page).to_have_url(
+        re.compile(r"/gpus/compare/\?gpu=(H100-SXM&gpu=MI300X|MI300X&gpu=H100-SXM)$")
+    )
+    table = page.locator("#gpu-compare")
+    expect(table.get_by_role("link", name="H100 SXM")).to_be_visible()
+    expect(table.get_by_role("link", name="AMD Instinct MI300X")).to_be_visible()
+    expect(table.get_by_role("rowheader", name="Spot from $/GPU-h")).to_be_visible()

@@ -15,6 +15,7 @@ SIGNED_OUT_PAGES = (
     "/gpus/H100-SXM/",
     "/offers/",
     "/offers/?gpu=H100-SXM",
+    "/gpus/compare/?gpu=H100-SXM&gpu=MI300X&gpu=H200-SXM&gpu=B200-SXM",
     "/size/",
     "/size/?model=llama-3.1-8b&task=inference",
     "/size/?model=llama-3.1-70b&task=lora",
