@@ -8,9 +8,9 @@ from typing import Any
 from django.urls import NoReverseMatch, reverse
 
 from advisor import charts
+from advisor.choice_labels import CHOICE_LABELS
 from advisor.domain.sizing.ranking import COST_TIE_FRACTION
 from advisor.domain.sizing.recommend import Rejection
-from advisor.forms import CHOICE_LABELS
 from catalog.domain.freshness import freshness_note
 
 GIB = 2**30

@@ -12,7 +12,6 @@ from django.test import Client
 
 from advisor import charts
 from advisor.domain.sizing.bundled_models import MODELS_DIR
-from advisor.presenters import recommended_per_gpu_type
 from tests.helpers import HOSTILE, assert_chart_markup
 
 URL = "/size/"
@@ -486,30 +485,3 @@ def test_the_answer_says_a_quantised_checkpoint_is_sized_as_stored(client):
     chosen = client.get("/size/", {"model": "gpt-oss-20b", "weight_dtype": "bf16"})
     assert "weights as stored (mxfp4)" in as_stored
     assert "bf16 weights" in chosen.content.decode()
-
-
-def priced(gpu: str, count: int, usd_per_job: float) -> dict:
-    return {"gpu": gpu, "gpu_count": count, "fits": True, "usd_per_job": {"expected": usd_per_job}}
-
-
-def test_the_memory_chart_takes_each_gpu_type_at_its_recommended_count():
-    ranked = [
-        priced("H200-SXM", 8, 8.23),  # the 8-GPU instance is 16% cheaper per job: it leads
-        priced("B200", 8, 9.00),  # the faster layout leads at the same bill...
-        priced("H200-SXM", 1, 9.76),
-        priced("B200", 1, 9.20),  # ...but one B200 costs the same: the chart shows one
-        priced("B200", 2, 9.10),
-        {**priced("A2", 1, 1.0), "fits": False},
-    ]
-    chosen = [(c["gpu"], c["gpu_count"]) for c in recommended_per_gpu_type(ranked)]
-    assert chosen == [("H200-SXM", 8), ("B200", 1)]
-
-
-def test_the_memory_chart_of_a_lora_job_shows_the_recommended_gpu_at_its_count(client):
-    html = client.get(
-        "/size/", {"model": "llama-3.1-8b", "task": "lora", "context_tokens": 4096}
-    ).content.decode()
-    chart = html[html.index("sizing-chart") :]
-    chart = chart[: chart.index("</figure>")]
-    count, name = re.search(r'<p class="headline">(\d+)× (.+?) on ', html).groups()
-    assert f">{name} ×{count}<" in chart
