@@ -46,9 +46,11 @@ def test_a_portable_stack_is_a_re_tune_everywhere_and_says_so():
     assert report.first_steps == []
 
 
-def test_hand_tiled_matmuls_are_a_rewrite_for_amd_and_intel_only():
+def test_hand_tiled_matmuls_are_a_rewrite_for_every_other_vendor_only():
     report = answer(Answers(**{**PORTABLE.__dict__, "matmuls": Matmuls.HAND_TILED}))
-    assert verdict(report, "AMD ROCm") == verdict(report, "Intel oneAPI") == "rewrite"
+    for target in ("AMD ROCm", "Intel oneAPI", "Google TPU (XLA)", "AWS Trainium (Neuron)"):
+        assert verdict(report, target) == "rewrite", target
+    assert verdict(report, "Intel Gaudi") == "rewrite"
     assert verdict(report, "NVIDIA part with less memory") == "re-tune"
     assert any("TC" in reason for reason in report.verdicts["AMD ROCm"]["deciding"])
     assert report.first_steps[0].category == "TC"
@@ -66,6 +68,24 @@ def test_nccl_called_directly_is_a_re_tune_for_rocm_and_a_rewrite_for_oneapi():
     )
     assert verdict(report, "AMD ROCm") == "re-tune"
     assert verdict(report, "Intel oneAPI") == "rewrite"
+    # Gaudi's HCCL imitates NCCL's interface; TPUs and Trainium collect through XLA.
+    assert verdict(report, "Intel Gaudi") == "re-tune"
+    assert verdict(report, "Google TPU (XLA)") == verdict(report, "AWS Trainium (Neuron)")
+    assert verdict(report, "Google TPU (XLA)") == "rewrite"
+
+
+def test_cuda_cpp_kernels_port_to_amd_and_are_written_again_for_tpu_trainium_and_gaudi():
+    report = answer(Answers(**{**PORTABLE.__dict__, "frameworks": ("pytorch", "cuda_cpp")}))
+    assert verdict(report, "AMD ROCm") == "re-tune"
+    for target in ("Intel oneAPI", "Google TPU (XLA)", "AWS Trainium (Neuron)", "Intel Gaudi"):
+        assert verdict(report, target) == "rewrite", target
+
+
+def test_fp8_is_a_rewrite_where_the_parts_have_none():
+    report = answer(Answers(**{**PORTABLE.__dict__, "precisions": ("bf16", "fp8")}))
+    assert verdict(report, "Google TPU (XLA)") == "rewrite"  # TPU v2 to v6e: no FP8
+    assert verdict(report, "AWS Trainium (Neuron)") == "re-tune"
+    assert verdict(report, "Intel Gaudi") == "re-tune"
 
 
 def test_hard_coded_memory_sizes_are_a_rewrite_for_a_smaller_nvidia_part():

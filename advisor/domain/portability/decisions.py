@@ -47,22 +47,29 @@ class Decision:
         )
 
 
-# Another vendor (AMD, Intel): a rewrite-risk finding is a rewrite, except memory sizes, which
-# carry over to a part with as much memory; every re-tune finding is a re-tune to make.
+# Another vendor (AMD, Intel, Google, AWS): a rewrite-risk finding is a rewrite, except memory
+# sizes, which carry over to a part with as much memory; every re-tune finding is a re-tune.
 # A smaller NVIDIA part: only memory sizes and tiles sized for A100 shared memory matter.
+_OTHER_VENDORS = (
+    Target.AMD_ROCM,
+    Target.INTEL_ONEAPI,
+    Target.GOOGLE_TPU,
+    Target.AWS_TRAINIUM,
+    Target.INTEL_GAUDI,
+)
 _BY_TARGET = {
-    Target.AMD_ROCM: Decision(RewriteWhen.RISKY),
-    Target.INTEL_ONEAPI: Decision(RewriteWhen.RISKY),
+    **{target: Decision(RewriteWhen.RISKY) for target in _OTHER_VENDORS},
     Target.NVIDIA_SMALLER: Decision(RewriteWhen.NEVER, decides_re_tune=False),
 }
-_BY_CATEGORY = {
-    ("MEM", Target.AMD_ROCM): Decision(RewriteWhen.NEVER),
-    ("MEM", Target.INTEL_ONEAPI): Decision(RewriteWhen.NEVER),
-    ("MEM", Target.NVIDIA_SMALLER): Decision(RewriteWhen.NEVER),
-}
-# RCCL is NCCL's API, oneCCL is not; cuDNN and TensorRT have no oneAPI drop-in. Inside a
-# declared abstraction layer they are already behind a switch.
-_OUTSIDE_A_LAYER_ON_INTEL = {
+_BY_CATEGORY = {("MEM", target): Decision(RewriteWhen.NEVER) for target in Target}
+# Targets with no NCCL API: oneCCL is not NCCL's API, and TPUs and Trainium run collectives
+# through XLA (Neuron's collectives on Trainium). RCCL is NCCL's API, and Gaudi's HCCL imitates
+# NCCL's interface (https://docs.habana.ai/en/latest/API_Reference_Guides/HCCL_APIs): a port
+# by rename. cuDNN and TensorRT have no drop-in on any of the four. Inside a declared
+# abstraction layer they are already behind a switch.
+_NO_NCCL_API = (Target.INTEL_ONEAPI, Target.GOOGLE_TPU, Target.AWS_TRAINIUM)
+_NO_CUDNN_OR_TENSORRT = (*_NO_NCCL_API, Target.INTEL_GAUDI)
+_OUTSIDE_A_LAYER_WITHOUT_A_DROP_IN = {
     "COMM002": Decision(RewriteWhen.OUTSIDE_LAYER),
     "COMM005": Decision(RewriteWhen.OUTSIDE_LAYER, tags=frozenset({NCCL_DIRECT})),
     "DEP001": Decision(RewriteWhen.OUTSIDE_LAYER, tags=VENDOR_DNN_TAGS),
@@ -70,7 +77,11 @@ _OUTSIDE_A_LAYER_ON_INTEL = {
     "DEP004": Decision(RewriteWhen.OUTSIDE_LAYER, tags=VENDOR_DNN_TAGS),
 }
 _BY_RULE = {
-    **{(rule_id, Target.INTEL_ONEAPI): d for rule_id, d in _OUTSIDE_A_LAYER_ON_INTEL.items()},
+    **{
+        (rule_id, target): decision
+        for rule_id, decision in _OUTSIDE_A_LAYER_WITHOUT_A_DROP_IN.items()
+        for target in (_NO_NCCL_API if rule_id.startswith("COMM") else _NO_CUDNN_OR_TENSORRT)
+    },
     # Sizes that drive batch and buffer sizes, and batches calibrated to one SKU's HBM.
     ("MEM001", Target.NVIDIA_SMALLER): Decision(RewriteWhen.RISKY),
     ("MEM004", Target.NVIDIA_SMALLER): Decision(RewriteWhen.ALWAYS),
@@ -123,7 +134,14 @@ class StackFact:
         )
 
 
-_INTEL = frozenset({Target.INTEL_ONEAPI})
+# CUDA C++ and CUTLASS port to AMD by HIPify; elsewhere the kernels are written again: SYCL
+# (oneAPI), Pallas (TPU), NKI (Trainium), TPC-C (Gaudi).
+_NO_CUDA_PORT = frozenset(
+    {Target.INTEL_ONEAPI, Target.GOOGLE_TPU, Target.AWS_TRAINIUM, Target.INTEL_GAUDI}
+)
+# No FP8 on Intel's Max 1550 nor on the TPUs the catalogue lists (v2 to v6e); Trainium and
+# Gaudi 2 and 3 have it.
+_NO_FP8 = frozenset({Target.INTEL_ONEAPI, Target.GOOGLE_TPU})
 
 # In the order a verdict lists them.
 STACK_FACTS: dict[Fact, StackFact] = {
@@ -138,18 +156,26 @@ STACK_FACTS: dict[Fact, StackFact] = {
         "collectives that assume NVLink/NVSwitch (COMM003)", ("COMM003",)
     ),
     Fact.DIRECT_NCCL: StackFact(
-        "NCCL called directly (COMM002): oneCCL is not API-compatible", ("COMM002",)
+        "NCCL called directly (COMM002): oneCCL and XLA's collectives are not its API",
+        ("COMM002",),
     ),
     # A stack built on CUTLASS kernels, not one CUTLASS tile config (a TC004 finding): the
     # kernels themselves have no SYCL port.
-    Fact.CUTLASS_KERNELS: StackFact("CUTLASS kernels (TC004): no SYCL port", targets=_INTEL),
+    Fact.CUTLASS_KERNELS: StackFact(
+        "CUTLASS kernels (TC004): no port to SYCL, Pallas, NKI or TPC-C", targets=_NO_CUDA_PORT
+    ),
     Fact.CUDA_CPP_KERNELS: StackFact(
-        "hand-written CUDA C++ kernels: SYCL needs a port", targets=_INTEL
+        "hand-written CUDA C++ kernels: written again in SYCL, Pallas, NKI or TPC-C",
+        targets=_NO_CUDA_PORT,
     ),
     Fact.TENSORRT: StackFact(
-        "TensorRT (DEP004): no oneAPI equivalent", ("DEP004",), tags=frozenset({TENSORRT})
+        "TensorRT (DEP004): no equivalent off NVIDIA but AMD's MIGraphX",
+        ("DEP004",),
+        tags=frozenset({TENSORRT}),
     ),
-    Fact.FP8: StackFact("FP8 relied on: Intel Max 1550 has no FP8", targets=_INTEL),
+    Fact.FP8: StackFact(
+        "FP8 relied on: Intel's Max 1550 and TPUs up to v6e have no FP8", targets=_NO_FP8
+    ),
     Fact.HARD_CODED_MEMORY: StackFact(
         "memory sizes hard-coded (MEM001): they drive batch and buffer sizes", ("MEM001",)
     ),

@@ -203,6 +203,9 @@ class Target(StrEnum):
     AMD_ROCM = "amd_rocm"
     INTEL_ONEAPI = "intel_oneapi"
     NVIDIA_SMALLER = "nvidia_smaller"
+    GOOGLE_TPU = "google_tpu"
+    AWS_TRAINIUM = "aws_trainium"
+    INTEL_GAUDI = "intel_gaudi"
 
 
 # How reports name each target: the keys of every report's verdicts.
@@ -210,4 +213,7 @@ TARGET_NAMES = {
     Target.AMD_ROCM: "AMD ROCm",
     Target.INTEL_ONEAPI: "Intel oneAPI",
     Target.NVIDIA_SMALLER: "NVIDIA part with less memory",
+    Target.GOOGLE_TPU: "Google TPU (XLA)",
+    Target.AWS_TRAINIUM: "AWS Trainium (Neuron)",
+    Target.INTEL_GAUDI: "Intel Gaudi",
 }
