@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint install install-dev browser migrate lock
+.PHONY: run test lint install install-dev browser migrate lock docs screenshots
 
 # Installs come from the hashed lock files (every transitive version pinned), so two installs a
 # month apart are the same; pyproject.toml keeps the direct pins and `make lock` refreshes the
@@ -54,6 +54,15 @@ lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	DEBUG=1 $(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/mkdocs build --strict --quiet
+
+# The reference site (docs/, mkdocs.yml); it includes bench/results/*.md as they are.
+docs: install-dev
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8001
+
+# The README's and the docs' three screenshots (docs/img/*.png), from the app run the embedded way.
+screenshots: install-dev browser
+	$(BIN)/python scripts/screenshots.py
 
 # PostgreSQL and Redis are real in the tests: the machine's own are used when they answer on
 # their standard ports (CI starts them), SQLite and in-process tasks otherwise.

@@ -1,4 +1,4 @@
-"""The house rules that a reviewer would otherwise check by hand (the README's Layout section):
+"""The house rules that a reviewer would otherwise check by hand (docs/layout.md, House rules):
 no module over 500 lines outside migrations, and every package says in its __init__.py what
 lives there and what it may import."""
 

@@ -1,6 +1,5 @@
-"""The bundled models added for issue 14's list of 25 (Llama 3.3 70B, DeepSeek-R1 distills,
-Granite 3.1 MoE, Command R7B): counts equal the meta-device references exactly, and the totals
-equal the published parameter counts.
+"""The bundled Llama 3.3 70B, DeepSeek-R1 distills, Granite 3.1 MoE and Command R7B: counts
+equal the meta-device references exactly, and the totals equal the published parameter counts.
 
 Before these configs were bundled, `bundled_models()` had no entry for these slugs (KeyError).
 The references (tests/fixtures/model_references.json) come from
