@@ -2,6 +2,7 @@
 memory and cost charts assembled from the report (advisor/charts/ draws them)."""
 
 import math
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -9,6 +10,7 @@ from django.urls import NoReverseMatch, reverse
 
 from advisor import charts
 from advisor.choice_labels import CHOICE_LABELS
+from advisor.comparison import compared, comparison_key
 from advisor.domain.sizing.ranking import COST_TIE_FRACTION
 from advisor.domain.sizing.recommend import Rejection
 from catalog.domain.freshness import freshness_note
@@ -94,7 +96,15 @@ def _candidate_row(candidate: dict[str, Any], training: bool) -> dict[str, Any]:
         "reason": candidate["reason"],
         "rejection": candidate.get("rejection") or "",
         "missing": candidate.get("missing") or [],
+        "compare_key": comparison_key(candidate),
+        "memory_of_usable": (
+            f"{candidate['memory_per_gpu_gib']:.1f} / {candidate['usable_per_gpu_gib']:.1f}"
+        ),
     }
+    where = [row["provider"], row["instance"], row["region"]]
+    row["where"] = (
+        " · ".join(part for part in where if part) if row["priced"] else "no offer to rent"
+    )
     if training:
         hours = candidate.get("training_hours")
         job = candidate.get("usd_per_job")
@@ -315,8 +325,9 @@ def _max_load_text(best: dict[str, Any]) -> str:
     )
 
 
-def answer_context(report: dict[str, Any]) -> dict[str, Any]:
-    """The template's view of a sizing report (advisor.domain.sizing.report)."""
+def answer_context(report: dict[str, Any], compare: Sequence[str] = ()) -> dict[str, Any]:
+    """The template's view of a sizing report (advisor.domain.sizing.report); `compare`: the
+    comparison keys of the configurations to show side by side."""
     training = report["workload"]["task"] != "inference"
     candidates = report["candidates"]
     fitting = [_candidate_row(c, training) for c in candidates if c["fits"]]
@@ -362,6 +373,7 @@ def answer_context(report: dict[str, Any]) -> dict[str, Any]:
         "memory_chart": _memory_chart(report),
         "cost_chart": _cost_chart(report, training),
         "train_tokens": workload.get("train_tokens"),
+        "comparison": compared(fitting, compare, training) if compare else None,
         "pricing_label": CHOICE_LABELS["pricing_model"]
         .get(workload["pricing_model"], workload["pricing_model"])
         .lower(),

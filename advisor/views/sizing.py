@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.files.uploadedfile import InMemoryUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -21,11 +21,16 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import push_url
 
 from advisor.api.serializers import MAX_CONFIG_BYTES
+from advisor.comparison import COMPARE_MAX
 from advisor.domain.sizing.report import DEFAULT_MAX_CANDIDATES, sizing_report
 from advisor.exports import DOWNLOAD_FORMATS, answer_download
 from advisor.forms import INPUT_NAMES, SOURCES, SizingForm
 from advisor.presenters import answer_context
 from advisor.services import sizing_advise
+
+# Keys of configurations to compare read from a URL: a few past the most shown, so the page can
+# say it showed the first ones; the rest of a longer list is not read.
+COMPARE_KEYS_READ = COMPARE_MAX + 2
 
 
 class CappedConfigUpload(FileUploadHandler):
@@ -81,9 +86,11 @@ def _sizing_page(request: HttpRequest) -> HttpResponse:
         if posted and query is not None and not htmx:
             return HttpResponseRedirect(f"{reverse('advisor:sizing')}?{query}#results", status=303)
         every = request.GET.get("candidates") == "all"
+        compare = [] if posted else request.GET.getlist("compare")[:COMPARE_KEYS_READ]
         report = sizing_report(
             sizing_advise(workload=form.workload),
-            max_candidates=0 if every else DEFAULT_MAX_CANDIDATES,
+            # A configuration picked to compare may rank past the first page of candidates.
+            max_candidates=0 if every or compare else DEFAULT_MAX_CANDIDATES,
             include_rejected=True,
         )
         report["model"]["source"] = form.model_config_source
@@ -92,8 +99,12 @@ def _sizing_page(request: HttpRequest) -> HttpResponse:
             return answer_download(
                 report, download, name=f"sizing-{slugify(form.workload.architecture.name)}"
             )
-        context["answer"] = answer_context(report)
+        context["answer"] = answer_context(report, compare=compare)
         context["share_url"] = f"{reverse('advisor:sizing')}?{query}" if query is not None else None
+        if query is not None:
+            # The comparison form sends the answer's own inputs again, with the rows picked.
+            context["share_inputs"] = list(QueryDict(query).items())
+            context["compare_keys"] = compare
         if context["share_url"] and not every:
             context["all_candidates_url"] = f"{context['share_url']}&candidates=all#candidates"
     elif submitted:

@@ -126,3 +126,16 @@ def test_the_form_shows_only_the_knobs_the_chosen_task_uses(page: Page, site: st
     page.get_by_label("Task").select_option("inference")
     expect(serving).to_be_visible()
     expect(training).to_be_hidden()
+
+
+def test_tick_two_configurations_and_compare_them_side_by_side(page: Page, site: str):
+    page.goto(f"{site}/size/?model=llama-3.1-8b&task=inference")
+    boxes = page.locator('table.candidates input[name="compare"]')
+    boxes.nth(0).check()
+    boxes.nth(1).check()
+    page.get_by_role("button", name="Compare the ticked configurations").click()
+    expect(page).to_have_url(re.compile(r"compare=.+&compare=.+#comparison$"))
+    table = page.locator("table.compared")
+    expect(table).to_be_visible()
+    expect(table.locator("thead th")).to_have_count(3)
+    expect(table.get_by_role("rowheader", name="$ per M tokens")).to_be_visible()
