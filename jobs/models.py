@@ -108,3 +108,37 @@ class JobFile(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class DismissalReason(models.TextChoices):
+    FALSE_POSITIVE = "false-positive", "false positive"
+    WONT_FIX = "wont-fix", "won't fix"
+    USED_IN_TESTS = "used-in-tests", "used in tests"
+
+
+class FindingDismissal(models.Model):
+    """A team's decision that a code-scan finding needs no action, as GitHub code scanning's
+    dismissed alerts: keyed by the finding's fingerprint (jobs.domain.codescan.fingerprints),
+    so it holds for every scan of the team's that finds the same line again."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="finding_dismissals")
+    fingerprint = models.CharField(max_length=64)
+    rule_id = models.CharField(max_length=20, help_text="The rule of the finding dismissed.")
+    file = models.CharField(max_length=500, help_text="Where the finding was when dismissed.")
+    reason = models.CharField(max_length=20, choices=DismissalReason.choices)
+    comment = models.CharField(max_length=280, blank=True)
+    dismissed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    dismissed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-dismissed_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "fingerprint"], name="finding_dismissal_once_per_team"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rule_id} {self.file} dismissed ({self.reason})"

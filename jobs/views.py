@@ -1,14 +1,18 @@
+import uuid
+
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
 from accounts.scoping import request_active_team, request_team_ids
 from jobs.charts import series_svg, time_breakdown_svg
+from jobs.codescan_views import codescan_report_context, served_sarif
+from jobs.domain.traces.compare import compare_jobs
 from jobs.forms import CodeUploadForm, TraceUploadForm
-from jobs.models import Job, JobKind
-from jobs.reports import FINDING_FILTERS, findings_matching
+from jobs.models import Job, JobKind, JobStatus
+from jobs.reports import trace_ranks, trace_report_context
 from jobs.services import job_submit
 
 
@@ -91,29 +95,12 @@ def _advised(report: dict) -> dict | None:
     return best if best.get("capacity_bytes") else None
 
 
-FINDINGS_PER_PAGE = 100
-
-
-def _findings_context(request: HttpRequest, report: dict) -> dict:
-    findings = report.get("findings", [])
-    chosen = {key: request.GET[key] for key in FINDING_FILTERS if request.GET.get(key)}
-    shown = Paginator(findings_matching(report, chosen), FINDINGS_PER_PAGE)
-    choices = {key: sorted({str(f.get(key)) for f in findings}) for key in FINDING_FILTERS}
-    return {
-        "findings_page": shown.get_page(request.GET.get("page")),
-        "finding_filter": chosen,
-        "finding_choices": choices,
-        # Reports stored before the cap have no total: everything they found is listed.
-        "findings_total": report.get("findings_total") or len(findings),
-    }
-
-
 @login_required
 def job_sarif_download(request: HttpRequest, public_id: str) -> HttpResponse:
     job = get_object_or_404(_team_jobs(request), public_id=public_id, kind=JobKind.CODESCAN)
     if not job.report or "sarif" not in job.report:
         raise Http404("This scan has no SARIF report (it has not finished, or it failed).")
-    response = JsonResponse(job.report["sarif"], json_dumps_params={"indent": 2})
+    response = JsonResponse(served_sarif(request, job), json_dumps_params={"indent": 2})
     response["Content-Type"] = "application/sarif+json"
     response["Content-Disposition"] = f'attachment; filename="gpu-advisor-{job.public_id}.sarif"'
     return response
@@ -124,9 +111,16 @@ def job_detail_page(request: HttpRequest, public_id: str) -> HttpResponse:
     job = get_object_or_404(_team_jobs(request), public_id=public_id)
     context = {"job": job}
     if job.report and job.kind == JobKind.CODESCAN:
-        context.update(_findings_context(request, job.report))
+        context.update(codescan_report_context(request, job))
     elif job.report:
         context.update(_trace_charts(job.report))
+        context.update(trace_report_context(job.report))
+        context["compare_choices"] = (
+            _team_jobs(request)
+            .filter(kind=JobKind.TRACE, status=JobStatus.DONE)
+            .exclude(pk=job.pk)
+            .defer("report")[:50]
+        )
     if request.htmx and request.GET.get("fragment") == "progress":
         if job.finished:
             # Done: reload the whole page so the report renders.
@@ -135,3 +129,59 @@ def job_detail_page(request: HttpRequest, public_id: str) -> HttpResponse:
             return response
         return render(request, "jobs/_progress.html", context)
     return render(request, "jobs/job_detail.html", context)
+
+
+def _team_job_or_404(request: HttpRequest, public_id: str) -> Job:
+    """The team's job with this id; another team's job, or an id that is not one, is a 404."""
+    try:
+        uuid.UUID(public_id)
+    except ValueError:
+        raise Http404("No such job.") from None
+    return get_object_or_404(_team_jobs(request), public_id=public_id)
+
+
+def _compare_job(request: HttpRequest, public_id: str | None, role: str) -> tuple[Job | None, str]:
+    """The team's job for one side of a comparison, or None and why it cannot be compared."""
+    if not public_id:
+        return None, f"Choose the {role} job: two finished trace jobs are compared."
+    job = _team_job_or_404(request, public_id)
+    if job.kind != JobKind.TRACE:
+        return None, f"The {role} job is a {job.get_kind_display()}, not a trace analysis."
+    if job.status != JobStatus.DONE or not job.report:
+        return None, f"The {role} job has not finished (it is {job.status}): compare it once done."
+    return job, ""
+
+
+@login_required
+def job_compare_page(request: HttpRequest) -> HttpResponse:
+    """Two trace jobs side by side, before (`a`) and after (`b`) a change. Ticking two jobs in
+    the list sends `job` twice; that redirects to the shareable ?a=&b= address, older first."""
+    picked = request.GET.getlist("job")
+    if picked and not request.GET.get("a"):
+        if len(picked) != 2:
+            problem = f"Tick exactly two trace jobs to compare ({len(picked)} ticked)."
+            return render(request, "jobs/job_compare.html", {"problems": [problem]}, status=400)
+        older, newer = sorted(
+            (_team_job_or_404(request, public_id) for public_id in picked),
+            key=lambda job: (job.created_at, job.pk),
+        )
+        return redirect(f"{reverse('jobs:compare')}?a={older.public_id}&b={newer.public_id}")
+    before, before_problem = _compare_job(request, request.GET.get("a"), "before")
+    after, after_problem = _compare_job(request, request.GET.get("b"), "after")
+    if before is None or after is None:
+        problems = [problem for problem in (before_problem, after_problem) if problem]
+        return render(request, "jobs/job_compare.html", {"problems": problems}, status=400)
+    sides = [
+        {
+            "role": role,
+            "label": role.capitalize(),
+            "job": job,
+            "summary": trace_report_context(job.report)["summary_lines"],
+        }
+        for role, job in (("before", before), ("after", after))
+    ]
+    context = {
+        "sides": sides,
+        "comparison": compare_jobs(trace_ranks(before.report), trace_ranks(after.report)),
+    }
+    return render(request, "jobs/job_compare.html", context)

@@ -19,6 +19,7 @@ from jobs.api.serializers import (
     JobSubmitSerializer,
     JobSummarySerializer,
 )
+from jobs.codescan_views import served_sarif
 from jobs.models import Job, JobKind
 from jobs.reports import FINDING_FILTERS, findings_matching
 from jobs.services import IdempotencyKeyReused, job_submit_idempotent
@@ -129,5 +130,7 @@ class JobViewSet(
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     @action(detail=True)
     def sarif(self, request: Request, public_id: str) -> Response:
-        """The code scan as SARIF 2.1.0, results capped as the findings are."""
-        return Response(self._scan_report()["sarif"])
+        """The code scan as SARIF 2.1.0, results capped as the findings are; each rule's
+        helpUri is its page on this host, and findings the team dismissed are suppressed."""
+        self._scan_report()
+        return Response(served_sarif(request, self.get_object()))

@@ -46,10 +46,28 @@ def _cuda_toolchain(hit: Hit) -> None:
     hit.emit("ARCH004", check=PTX_UPGRADES)
 
 
+# Keys of pyproject.toml and setup.cfg whose values name the project's own code: its name, its
+# packages, and package-finder include/exclude lists (`exclude = ["flash_attn*"]`).
+_OWN_CODE_KEYS = frozenset(
+    {b"name", b"packages", b"py-modules", b"py_modules", b"package-dir", b"package_dir"}
+    | {b"include", b"exclude", b"package-data", b"package_data", b"exclude-package-data"}
+)
+# A `key =` at a line's start; a value continued on later lines (an array in TOML, indented
+# lines in setup.cfg) belongs to the last one.
+_KEY = re.compile(rb"(?m)^[ \t]*\"?([\w.-]+?)\"?[ \t]*=(?!=)")
+
+
+def _names_own_code(hit: Hit) -> bool:
+    if hit.scanner.kind not in (Kind.PYPROJECT, Kind.SETUP_CFG):
+        return False
+    line_end = hit.scanner.data.find(b"\n", hit.start)
+    keys = _KEY.findall(hit.scanner.data, 0, line_end if line_end != -1 else len(hit.scanner.data))
+    return bool(keys) and keys[-1].rpartition(b".")[2] in _OWN_CODE_KEYS
+
+
 def _wheel_pin(hit: Hit) -> None:
-    line_start = hit.scanner.data.rfind(b"\n", 0, hit.start) + 1
-    if re.match(rb"\s*name\s*=", hit.scanner.data[line_start : hit.start]):
-        return  # the project's own name in pyproject.toml / setup.cfg
+    if _names_own_code(hit):
+        return
     tags = frozenset({TENSORRT}) if b"tensorrt" in hit.text.lower() else frozenset()
     hit.emit("DEP002", tags=tags)
 

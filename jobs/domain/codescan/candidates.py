@@ -2,6 +2,7 @@
 waiting on a repo-wide fact (is `ncclCheck` the repo's own macro? does the repo hold PTX?),
 evidence of portable forms for the scorecard, and the facts themselves."""
 
+import re
 from dataclasses import dataclass, field
 
 # Candidate.tags values the verdicts read: the decisions that read them define them.
@@ -27,6 +28,8 @@ class Candidate:
     subject: str = ""  # the name a repo fact is looked up by (macro, module, mask)
     check: str = ""
     tags: frozenset[str] = frozenset()  # what the verdicts need to know (e.g. "cudnn")
+    snippet_start_line: int = 0  # text.SourceText.snippet: the lines around the finding
+    snippet: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +58,15 @@ class RepoFacts:
     ptx_sites: list[str] = field(default_factory=list)  # "file:line" of inline PTX
     packages: set[str] = field(default_factory=set)  # names declared by setup.py/pyproject
     init_files: set[str] = field(default_factory=set)  # paths of __init__.py files
+    python_files: set[str] = field(default_factory=set)  # paths of the Python sources read
 
     def own_packages(self) -> set[str]:
-        """Declared names plus each package tree's top folder (the highest folder of a chain
-        of folders with __init__.py)."""
+        """The names under which the repo's own code is imported: declared names, each
+        package tree's top folder (the highest folder of a chain of folders with
+        __init__.py), and what `python script.py` makes importable without one: a module
+        beside it, and a folder of modules (a namespace package) at the top of the upload or
+        of a src/ folder. The upload's top folder counts too, less a GitHub archive's
+        branch or version suffix (cuda_tools-main/ is cuda_tools)."""
         names = set(self.packages)
         for init in self.init_files:
             parts = init.split("/")[:-1]
@@ -66,4 +74,21 @@ class RepoFacts:
                 parts = parts[:-1]
             if parts:
                 names.add(parts[-1])
+        tops = {path.partition("/")[0] if "/" in path else "" for path in self.python_files}
+        top = tops.pop() if len(tops) == 1 else ""
+        if top:
+            names.add(_ARCHIVE_SUFFIX.sub("", top).replace("-", "_"))
+        import_roots = {top, f"{top}/src"} if top else {"", "src"}
+        for path in self.python_files:
+            folder, _, name = path.rpartition("/")
+            if f"{folder}/__init__.py".lstrip("/") in self.init_files:
+                continue
+            names.add(name.removesuffix(".py"))
+            parent, _, folder_name = folder.rpartition("/")
+            if folder and parent in import_roots:
+                names.add(folder_name)
         return names
+
+
+# The suffix GitHub and release tarballs add to a repository's folder: -main, -v1.2.0.
+_ARCHIVE_SUFFIX = re.compile(r"-(?:main|master|trunk|develop|dev|v?\d[\w.]*)$")

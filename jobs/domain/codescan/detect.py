@@ -121,6 +121,7 @@ class FileScanner:
             return
         line, column, code = self.source.location(offset)
         details.setdefault("severity", RULES[rule_id].severity)
+        details["snippet_start_line"], details["snippet"] = self.source.snippet(line - 1)
         self.result.candidates.append(Candidate(rule_id, line, column, code, **details))
 
     def note(self, question: str, offset: int, label: str) -> None:

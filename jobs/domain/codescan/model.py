@@ -27,6 +27,12 @@ class Finding:
     reason: str
     alternative: str
     context: str = ""  # why the severity differs from the rule's default, when it does
+    # The lines around `line` as in the file (text.SNIPPET_CONTEXT_LINES either side, joined
+    # with newlines), the first of them numbered snippet_start_line.
+    snippet_start_line: int = 0
+    snippet: str = ""
+    # Stable across scans of the same code (fingerprints.py): what a dismissal is keyed by.
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,5 +90,7 @@ def _resolve_one(
         reason=rule.why,
         alternative=rule.alternative,
         context="; ".join(contexts),
+        snippet_start_line=candidate.snippet_start_line,
+        snippet=candidate.snippet,
     )
     return Resolved(finding, bool(scan.layer), candidate.tags)

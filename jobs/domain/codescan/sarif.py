@@ -5,12 +5,19 @@ catalogue rule is listed in the driver (so a rule with no finding still document
 skipped paths become tool execution notifications; the scorecard and verdicts ride in the
 run's property bag. A capped report (caps.py) has as many results as it lists findings; the
 property bag and one notification say how many of each rule were left out.
+
+Results carry partialFingerprints (fingerprints.py) and the lines around them as a
+contextRegion. A rule's helpUri is its page on the site that serves the SARIF, so it is added
+when the SARIF is served (`with_help_uris`), not when the scan stores it; so are the team's
+dismissals, as suppressions (`with_suppressions`).
 """
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from urllib.parse import quote
 
 from advisor.domain.portability.rules import INFO, RE_TUNE, REWRITE_RISK, RULES, Rule
+from jobs.domain.codescan.fingerprints import SARIF_FINGERPRINT_KEY
 from jobs.domain.codescan.model import Finding, ScanReport
 
 SARIF_VERSION = "2.1.0"
@@ -111,6 +118,12 @@ def _location(path: str, finding: Finding | None = None) -> dict:
             "startColumn": finding.column,
             "snippet": {"text": finding.code},
         }
+        if finding.snippet:
+            physical["contextRegion"] = {
+                "startLine": finding.snippet_start_line,
+                "endLine": finding.snippet_start_line + finding.snippet.count("\n"),
+                "snippet": {"text": finding.snippet},
+            }
     return {"physicalLocation": physical}
 
 
@@ -123,7 +136,7 @@ def _result(finding: Finding, rule_index: int) -> dict:
     properties = {k: v for k, v in asdict(finding).items() if k in ("severity", "category")}
     if finding.context:
         properties["context"] = finding.context
-    return {
+    result = {
         "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
         "level": LEVELS[finding.severity],
@@ -131,3 +144,42 @@ def _result(finding: Finding, rule_index: int) -> dict:
         "locations": [_location(finding.file, finding)],
         "properties": properties,
     }
+    if finding.fingerprint:
+        result["partialFingerprints"] = {SARIF_FINGERPRINT_KEY: finding.fingerprint}
+    return result
+
+
+def with_help_uris(sarif: dict, help_uris: Mapping[str, str]) -> dict:
+    """A copy of a SARIF log whose rules link to their pages: help_uris maps a rule id to
+    its page's absolute URL (rules it does not name get no helpUri). Only the path down to
+    the rules is copied: the results, megabytes of them, are shared with the original."""
+    runs = []
+    for run in sarif.get("runs", []):
+        driver = run.get("tool", {}).get("driver", {})
+        rules = [
+            {**rule, "helpUri": help_uris[rule["id"]]} if rule.get("id") in help_uris else rule
+            for rule in driver.get("rules", [])
+        ]
+        runs.append({**run, "tool": {**run.get("tool", {}), "driver": {**driver, "rules": rules}}})
+    return {**sarif, "runs": runs}
+
+
+def with_suppressions(sarif: dict, justifications: Mapping[int, str]) -> dict:
+    """A copy of a SARIF log whose results at the given indexes (of the first run's results,
+    which are the report's listed findings in order) carry an accepted external suppression
+    with the justification: the team dismissed them."""
+    if not justifications or not sarif.get("runs"):
+        return sarif
+    first, *others = sarif["runs"]
+    results = [
+        {
+            **result,
+            "suppressions": [
+                {"kind": "external", "status": "accepted", "justification": justifications[index]}
+            ],
+        }
+        if index in justifications
+        else result
+        for index, result in enumerate(first.get("results", []))
+    ]
+    return {**sarif, "runs": [{**first, "results": results}, *others]}

@@ -9,6 +9,7 @@ max_member_bytes), plus the findings.
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from advisor.domain.portability.rules import SEVERITIES
@@ -18,7 +19,9 @@ from jobs.domain.codescan.candidates import Evidence, FileScan, RepoFacts
 from jobs.domain.codescan.disk import read_tree
 from jobs.domain.codescan.errors import ScanError
 from jobs.domain.codescan.filescan import scan_file
+from jobs.domain.codescan.fingerprints import fingerprints
 from jobs.domain.codescan.kinds import (
+    Kind,
     is_archive_name,
     kind_of,
     refine_kind,
@@ -148,6 +151,8 @@ class _Collector:
         if data is None:
             return
         kind = refine_kind(kind, data)
+        if kind is Kind.PYTHON:
+            self.facts.python_files.add(member.path)
         result = scan_file(kind, member.path, data, self.facts)
         self.files_scanned += 1
         self.bytes_scanned += len(data)
@@ -208,6 +213,8 @@ def _scan(
         )
         collector.skipped.append(Skipped(collector.capped_at, reason))
     findings = [r.finding for r in resolved]
+    keys = fingerprints((f.rule_id, f.file, f.code) for f in findings)
+    findings = [replace(f, fingerprint=key) for f, key in zip(findings, keys, strict=True)]
     evidence = [item for items in collector.evidence.values() for item in items]
     return ScanReport(
         findings=findings,

@@ -4,6 +4,10 @@ and tree-sitter offsets agree even when the file has non-ASCII text."""
 from bisect import bisect_right
 
 MAX_CODE_CHARS = 300
+# A finding's snippet: this many lines either side of its line, each cut at SNIPPET_LINE_CHARS
+# (a report stores up to caps.FINDINGS_PER_SCAN snippets; a scan keeps one per candidate).
+SNIPPET_CONTEXT_LINES = 3
+SNIPPET_LINE_CHARS = 160
 
 
 def binary_reason(data: bytes) -> str | None:
@@ -26,6 +30,7 @@ class SourceText:
         self.path = path
         self.data = data
         self._line_starts: list[int] | None = None
+        self._snippets: dict[int, tuple[int, str]] = {}
 
     @property
     def line_starts(self) -> list[int]:
@@ -65,3 +70,19 @@ class SourceText:
         last_row = row + radius + 1
         end = starts[last_row] if last_row < len(starts) else len(self.data)
         return self.data[first:end]
+
+    def snippet(self, row: int) -> tuple[int, str]:
+        """(1-based first line, text) of the lines within SNIPPET_CONTEXT_LINES of a 0-based
+        row, right-stripped and joined with newlines; cached, so that findings on one line
+        share one string."""
+        if row not in self._snippets:
+            first = max(row - SNIPPET_CONTEXT_LINES, 0)
+            last = min(row + SNIPPET_CONTEXT_LINES, len(self.line_starts) - 1)
+            lines = [
+                self.line_bytes(index).decode("utf-8", "replace").rstrip()[:SNIPPET_LINE_CHARS]
+                for index in range(first, last + 1)
+            ]
+            while len(lines) > row - first + 1 and not lines[-1]:
+                lines.pop()  # the empty line after a final newline is not the file's
+            self._snippets[row] = (first + 1, "\n".join(lines))
+        return self._snippets[row]

@@ -5,6 +5,7 @@ import statistics
 from collections import Counter, defaultdict
 from typing import Any
 
+from jobs.domain.traces.idle import idle_breakdown
 from jobs.domain.traces.intervals import Interval, merge, overlap_length, total_length
 from jobs.domain.traces.kernels import (
     KernelType,
@@ -37,6 +38,7 @@ def work_metrics(
         **_temporal_breakdown(work, types, math, label, warnings),
         **_by_kernel(work, types, math, names),
         **_launch_gaps(work),
+        **idle_breakdown(work),
     }
 
 
@@ -133,6 +135,13 @@ def _by_kernel(
             if types[name_id] is KernelType.COMPUTATION and names_fp64(names[name_id])
         )
     )
+    pageable_us = float(
+        sum(
+            total
+            for name_id, total in total_us.items()
+            if types[name_id] is KernelType.MEMORY and "Pageable" in names[name_id]
+        )
+    )
     ranked = sorted(total_us, key=lambda name_id: (-total_us[name_id], names[name_id]))
     top = [
         KernelTotal(names[i], types[i].value, count[i], total_us[i]) for i in ranked[:TOP_KERNELS]
@@ -145,6 +154,7 @@ def _by_kernel(
         "math_time_by_precision_us": dict(sorted(precision_us.items())),
         "kernel_count": sum(n for name_id, n in count.items() if types[name_id] in KERNEL_TYPES),
         "fp64_time_us": fp64_us,
+        "pageable_copy_us": pageable_us,
     }
 
 

@@ -86,6 +86,27 @@ class RankSummary:
     # Every GPU the file says the machine had, used or not (`metrics.gpus_present`): Kineto's
     # deviceProperties, nsys's TARGET_INFO_GPU, nvidia-smi's indices.
     gpus_present: list[dict[str, Any]] = field(default_factory=list)
+    # Idle time by cause, HTA's idle time breakdown (`idle`); they add up to idle_us. None where
+    # the format records no kernel launches (nsys, nvidia-smi).
+    idle_host_wait_us: float | None = None
+    idle_kernel_wait_us: float | None = None
+    idle_other_us: float | None = None
+    # Wall time per ProfilerStep (`step_times`), over the same steps as the GPU window.
+    step_count: int = 0
+    step_mean_us: float | None = None
+    step_stdev_us: float | None = None
+    step_min_us: float | None = None
+    step_slowest_name: str | None = None
+    step_slowest_us: float | None = None
+    step_times_us: list[tuple[str, float]] = field(default_factory=list)
+    # Batch fetches the training loop waited on (`enumerate(DataLoader)#...` spans) and the
+    # iterator classes that served them: _SingleProcessDataLoaderIter means num_workers=0.
+    dataloader_calls: int = 0
+    dataloader_us: float = 0.0
+    dataloader_iterators: list[str] = field(default_factory=list)
+    # Copies from pageable (not pinned) host memory: staged through a bounce buffer, and they
+    # block the host thread. DataLoader(pin_memory=True) makes them pinned.
+    pageable_copy_us: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,9 @@ class GpuWork:
     dropped_count: int
     rounded: bool
     time_base_us: float = 0.0
+    # When each event's launching runtime call (cudaLaunchKernel...) started, same time base;
+    # NaN where the trace holds no launch for it. None for formats that record no launches.
+    launch_us: list[float] | None = None
 
     def __len__(self) -> int:
         return len(self.start_us)

@@ -8,7 +8,7 @@ from jobs.domain.codescan.candidates import IF_FULL_MASK_NAME
 from jobs.domain.codescan.common import emit_rule
 from jobs.domain.codescan.cxx.syntax import enclosing
 from jobs.domain.codescan.detect import Detector, Hit
-from jobs.domain.codescan.syntax import ancestors, text_of
+from jobs.domain.codescan.syntax import Node, ancestors, text_of
 
 _WARP_SIZE_NAME = re.compile(rb"(?i)warp_?size")
 _THIRTY_TWO = re.compile(rb"\(?\s*32[uU]?\s*\)?")
@@ -71,14 +71,40 @@ _HALVING = re.compile(rb"/=\s*2\b|>>=\s*1\b|=\s*\w+\s*/\s*2\b|=\s*\w+\s*>>\s*1\b
 _DOUBLING_TO_32 = re.compile(rb"\*=\s*2\b|<<=\s*1\b")
 
 
+# `32 * n / 4`, `tid * 32 / 8`: 32 bits a word over 4 (or 2, 8) bits a packed value is a
+# quantised-weight stride, not a warp's width.
+_PACKING_DIVISOR = re.compile(rb"\s*(?:/\s*[248]|>>\s*[123])(?![\w.])")
+_MULTIPLY_BY_32 = re.compile(rb"\*\s*32|32\s*\*")
+
+
+def _packs_bits(hit: Hit, expression: Node | None) -> bool:
+    """A product with 32 that is then divided by 2, 4 or 8 bits a value."""
+    if not _MULTIPLY_BY_32.fullmatch(hit.text.strip()):
+        return False
+    if expression is None:  # a #define body: the text after the product's operand
+        after = hit.scanner.data[hit.end : hit.scanner.data.find(b"\n", hit.end)]
+        return bool(re.match(rb"\s*[\w.]+\)?" + _PACKING_DIVISOR.pattern, after))
+    product = expression
+    while product.parent is not None and product.parent.type == "parenthesized_expression":
+        product = product.parent
+    parent = product.parent
+    if parent is None or parent.type != "binary_expression":
+        return False
+    if parent.child_by_field_name("left") != product:
+        return False
+    divisor = hit.scanner.data[product.end_byte : parent.end_byte]
+    return bool(_PACKING_DIVISOR.fullmatch(divisor))
+
+
 def _lane_arithmetic(hit: Hit) -> None:
     expression = enclosing(hit.node, "binary_expression")
     if expression is not None and expression.start_byte <= hit.start < expression.end_byte:
         operands = text_of(expression)
     else:  # a #define body: the line up to the operator
+        expression = None
         line_start = hit.scanner.data.rfind(b"\n", 0, hit.start) + 1
         operands = hit.scanner.data[line_start : hit.end]
-    if _LANE_OPERAND.search(operands):
+    if _LANE_OPERAND.search(operands) and not _packs_bits(hit, expression):
         hit.emit("WARP003")
 
 

@@ -10,6 +10,7 @@ from jobs.domain.codescan.candidates import PTX_UPGRADES, TENSORRT, UNLESS_OWN_P
 from jobs.domain.codescan.common import emit_rule
 from jobs.domain.codescan.detect import IN_CODE_OR_STRING, IN_STRING, Detector, Hit
 from jobs.domain.codescan.python.syntax import (
+    callee,
     enclosing,
     in_message_call,
     statement_of,
@@ -55,17 +56,50 @@ def _record_extension(hit: Hit) -> None:
         return
 
 
+# setup() keywords and find_packages() calls that name the repo's own code, never a dependency:
+# a CUDA library's name in `find_packages(exclude=["flash_attn"])` is not a wheel pin.
+_OWN_CODE_KEYWORDS = frozenset(
+    {b"name", b"packages", b"py_modules", b"package_dir", b"package_data"}
+    | {b"exclude", b"exclude_package_data", b"include"}
+)
+_PACKAGE_FINDERS = re.compile(rb"(?:^|\.)find_(?:namespace_)?packages$")
+_DECLARED_PACKAGES = (b"packages", b"py_modules")
+
+
 def _setup_name(hit: Hit) -> None:
+    """The names setup() gives the repo's own code (name=, packages=[...], py_modules=[...])
+    are its own packages (DEP001 ignores their imports)."""
     if not _is_setup_py(hit):
         return
     call = enclosing(hit.node, "call")
     arguments = call.child_by_field_name("arguments") if call is not None else None
     for argument in arguments.named_children if arguments is not None else []:
-        if argument.type == "keyword_argument":
-            value = argument.child_by_field_name("value")
-            is_name = text_of(argument.child_by_field_name("name")) == b"name"
-            if is_name and value is not None and value.type == "string":
-                hit.scanner.facts.packages.add(_package_name(string_value(value)))
+        if argument.type != "keyword_argument":
+            continue
+        value = argument.child_by_field_name("value")
+        keyword = text_of(argument.child_by_field_name("name"))
+        if value is None:
+            continue
+        if keyword == b"name" and value.type == "string":
+            hit.scanner.facts.packages.add(_package_name(string_value(value)))
+        elif keyword in _DECLARED_PACKAGES and value.type in ("list", "tuple"):
+            for item in value.named_children:
+                if item.type == "string":
+                    hit.scanner.facts.packages.add(_package_name(string_value(item)))
+
+
+def _names_own_code(string: Node | None) -> bool:
+    """A string inside an own-code keyword (name=, packages=, exclude=...) or a
+    find_packages() call."""
+    for current in ancestors(string):
+        if current.type == "keyword_argument":
+            if text_of(current.child_by_field_name("name")) in _OWN_CODE_KEYWORDS:
+                return True
+        elif current.type == "call" and _PACKAGE_FINDERS.search(callee(current)):
+            return True
+        elif current.type.endswith("statement"):
+            return False
+    return False
 
 
 _CUDA_ONLY_TOP = frozenset(
@@ -147,12 +181,8 @@ def _cuda_only_import(hit: Hit) -> None:
 
 
 def _wheel_pin(hit: Hit) -> None:
-    """DEP002 in setup.py's requirement strings (not the package's own name=)."""
-    if not _is_setup_py(hit):
-        return
-    string = string_at(hit)
-    keyword = enclosing(string, "keyword_argument")
-    if keyword is not None and text_of(keyword.child_by_field_name("name")) == b"name":
+    """DEP002 in setup.py's requirement strings (not the names of its own code)."""
+    if not _is_setup_py(hit) or _names_own_code(string_at(hit)):
         return
     hit.emit("DEP002", tags=frozenset({TENSORRT}) if b"tensorrt" in hit.text else frozenset())
 

@@ -9,6 +9,8 @@ survives parsing:
 - For CPU-side events with a correlation id (runtime launches): the id and start time, which
   HTA's last-step filter needs to decide which GPU work belongs to the last step.
 - ProfilerStep names and the latest start among them, and [memory] high-water marks.
+- CPU-side ProfilerStep#N spans (for step times) and the DataLoader's `enumerate(DataLoader)#...`
+  spans (time the training loop spent fetching batches, and which iterator fetched them).
 """
 
 import math
@@ -26,6 +28,10 @@ _SKIPPED_CATEGORIES = frozenset({"Trace", "python_function"})
 _SYNC_NAMES = frozenset({"Event Sync", "Context Sync"})
 _MEMORY_EVENT = "[memory]"
 _CPU_DEVICE_TYPE = 0  # c10::DeviceType::CPU; [memory] events on it are host allocations
+# torch.utils.data wraps each batch fetch in record_function("enumerate(DataLoader)#<iterator>").
+_DATALOADER_PREFIX = "enumerate(DataLoader)#"
+# Bounds on what one hostile trace may make us keep; far above what a profiler run writes.
+MAX_STEP_SPANS = 100_000
 
 # What a JSON trace event may hold in the fields we read. Anything else (a nested name, a list
 # for args, an integer outside the range yajl reads) makes the bulk decoder refuse the run of
@@ -118,6 +124,13 @@ class EventCollector:
     uncorrelated_cpu_min_ts_us: float = math.inf
     step_names: set[str] = field(default_factory=set)
     last_step_start_us: float = -math.inf
+    # CPU-side ProfilerStep spans: (name, start, duration), start relative to time_base_us.
+    step_spans: list[tuple[str, float, float]] = field(default_factory=list)
+    # Batch fetches the training loop waited on, by iterator class
+    # ("_SingleProcessDataLoaderIter.__next__": num_workers=0, on the main thread).
+    dataloader_calls: int = 0
+    dataloader_us: float = 0.0
+    dataloader_iterators: set[str] = field(default_factory=set)
     peak_allocated_bytes: int | None = None
     peak_reserved_bytes: int | None = None
     event_count: int = 0
@@ -179,6 +192,10 @@ class EventCollector:
                 self.step_names.add(name)
                 if not launched and ts > self.last_step_start_us:
                     self.last_step_start_us = ts
+                if stream == -1 and len(self.step_spans) < MAX_STEP_SPANS:
+                    self.step_spans.append((name, ts, dur))
+            elif stream == -1 and name.startswith(_DATALOADER_PREFIX):
+                self._add_dataloader(name, dur)
             if stream != -1:
                 self._add_gpu(event, name, ts, dur, stream, correlation, launched)
             if not launched:
@@ -219,6 +236,12 @@ class EventCollector:
         gpu.device.append(_as_int(device) if type(device) is int else -1)
         gpu.nbytes.append(max(nbytes, 0))
         gpu.launched.append(1 if launched else 0)
+
+    def _add_dataloader(self, name: str, dur: float) -> None:
+        self.dataloader_calls += 1
+        self.dataloader_us += dur
+        if len(self.dataloader_iterators) < 8:
+            self.dataloader_iterators.add(name.removeprefix(_DATALOADER_PREFIX)[:120])
 
     def _add_memory(self, args: EventArgs) -> None:
         if args.device_type == _CPU_DEVICE_TYPE:

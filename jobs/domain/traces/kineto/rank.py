@@ -6,6 +6,7 @@ from typing import Any
 from jobs.domain.traces.kineto.parse import ParsedTrace
 from jobs.domain.traces.kineto.steps import select_gpu_work
 from jobs.domain.traces.metrics import gpus_present, work_metrics
+from jobs.domain.traces.step_times import step_stats
 from jobs.domain.traces.summary import RankSummary
 from jobs.domain.traces.work import GpuWork
 
@@ -43,6 +44,10 @@ def summarize_rank(parsed: ParsedTrace, *, ns_rounding: bool, warnings: list[str
         "gpus_present": gpus_present(
             parsed.device_properties, work, events.names, label=label, warnings=warnings
         ),
+        "dataloader_calls": events.dataloader_calls,
+        "dataloader_us": events.dataloader_us,
+        "dataloader_iterators": sorted(events.dataloader_iterators),
+        **step_stats(events.step_spans, drop_last=work.last_step_dropped),
     }
     return RankSummary(**base, **work_metrics(work, events.names, label=label, warnings=warnings))
 
