@@ -17,6 +17,11 @@ from catalog.domain.freshness import freshness_note
 
 GIB = 2**30
 MEMORY_CHART_FITTING = 12
+# The charts are drawn twice: for a wide screen, and narrower with fewer bars for a phone, whose
+# text would otherwise shrink to half its size (the page shows one by the screen's width).
+CHART_WIDTH = 640.0
+PHONE_CHART_WIDTH = 360.0
+PHONE_MEMORY_CHART_FITTING = 6
 MEMORY_CHART_REJECTED = 3
 TABLE_ROWS = 20
 COULD_NOT_SIZE = Rejection.COULD_NOT_SIZE
@@ -188,9 +193,11 @@ def recommended_per_gpu_type(candidates: list[dict[str, Any]]) -> list[dict[str,
     return list(chosen.values())
 
 
-def _memory_chart(report: dict[str, Any]) -> str:
+def _memory_chart(
+    report: dict[str, Any], width: float = CHART_WIDTH, most_fitting: int = MEMORY_CHART_FITTING
+) -> str:
     candidates = report["candidates"]
-    fitting = recommended_per_gpu_type(candidates)[:MEMORY_CHART_FITTING]
+    fitting = recommended_per_gpu_type(candidates)[:most_fitting]
     too_big = [
         c for c in candidates if not c["fits"] and c["memory_per_gpu_gib"] > c["usable_per_gpu_gib"]
     ]
@@ -215,7 +222,7 @@ def _memory_chart(report: dict[str, Any]) -> str:
     bars = [_memory_bar(c) for c in fitting + rejected]
     if not bars:
         return ""
-    return charts.memory_chart(bars, title="Memory per GPU, by component")
+    return charts.memory_chart(bars, title="Memory per GPU, by component", width=width)
 
 
 # The cost chart's axes, direction and title, for a training job and for serving.
@@ -238,7 +245,7 @@ def _dollars(value: float) -> str:
     return "$" + charts.format_number(value)
 
 
-def _cost_chart(report: dict[str, Any], training: bool) -> str:
+def _cost_chart(report: dict[str, Any], training: bool, width: float = CHART_WIDTH) -> str:
     points = []
     best = report.get("recommendation")
     for candidate in report["candidates"]:
@@ -267,7 +274,7 @@ def _cost_chart(report: dict[str, Any], training: bool) -> str:
             charts.Point(label, x["expected"], y["expected"], note=note, recommended=recommended)
         )
     texts = _TRAINING_COST_CHART if training else _SERVING_COST_CHART
-    return charts.scatter_chart(points, y_format=_dollars, **texts)
+    return charts.scatter_chart(points, y_format=_dollars, width=width, **texts)
 
 
 def _mig_slices(candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -371,7 +378,11 @@ def answer_context(report: dict[str, Any], compare: Sequence[str] = ()) -> dict[
         "remedies": report["remedies"],
         "assumptions": report["assumptions"],
         "memory_chart": _memory_chart(report),
+        "memory_chart_phone": _memory_chart(
+            report, PHONE_CHART_WIDTH, most_fitting=PHONE_MEMORY_CHART_FITTING
+        ),
         "cost_chart": _cost_chart(report, training),
+        "cost_chart_phone": _cost_chart(report, training, PHONE_CHART_WIDTH),
         "train_tokens": workload.get("train_tokens"),
         "comparison": compared(fitting, compare, training) if compare else None,
         "pricing_label": CHOICE_LABELS["pricing_model"]

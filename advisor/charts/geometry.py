@@ -73,5 +73,6 @@ def frame(width: float, height: float, title: str, desc: str, css_class: str) ->
         "title": title,
         "desc": desc,
         "css_class": css_class,
-        "ident": css_class.replace(" ", "-"),
+        # The page may hold a chart twice (wide and phone): the width keeps the ids apart.
+        "ident": f"{css_class.replace(' ', '-')}-{round(width)}",
     }

@@ -24,6 +24,9 @@ MEMORY_COMPONENTS: tuple[tuple[str, str], ...] = (
     ("allocator_headroom", "Allocator headroom"),
 )
 
+NARROW_CHART_WIDTH = 480.0
+TICK_SPACING = 55.0  # the least room between two axis ticks, so their numbers stay apart
+
 MEMORY_DESC = (
     "Stacked bars of the memory each GPU holds, by component, in GiB; a dark line marks the "
     "memory the GPU leaves usable."
@@ -96,6 +99,7 @@ def _memory_row(
     sx: Callable[[float], float],
     y: float,
     geometry: tuple[float, float, float, float],
+    compact: bool = False,
 ) -> MemoryRow:
     label_w, plot_x0, plot_x1, bar_h = geometry
     total = bar.total_gib
@@ -123,7 +127,9 @@ def _memory_row(
         value=Label(
             plot_x1 + 8,
             y + bar_h - 3,
-            f"{total:.1f} of {bar.usable_gib:.1f} GiB",
+            f"{total:.1f} / {bar.usable_gib:.1f}"
+            if compact
+            else f"{total:.1f} of {bar.usable_gib:.1f} GiB",
             colour,
             11.5,
             weight=weight,
@@ -135,7 +141,11 @@ def memory_chart(
     bars: Sequence[MemoryBar], *, title: str = "Memory per GPU", width: float = 640.0
 ) -> str:
     """Horizontal stacked bars, one per candidate, each with a marker at its usable memory."""
-    label_w, value_w, row_h, bar_h = 160.0, 134.0, 26.0, 14.0
+    # On a narrow chart (a phone's) the labels take less room and the values drop their unit
+    # (the axis says GiB), so the bars keep a third of the width.
+    compact = width < NARROW_CHART_WIDTH
+    label_w, value_w = (110.0, 84.0) if compact else (160.0, 134.0)
+    row_h, bar_h = 26.0, 14.0
     plot_x0, plot_x1 = label_w + 10, width - value_w
     legend = [(k, name) for k, name in MEMORY_COMPONENTS if any(b.components.get(k) for b in bars)]
     swatches, usable_marker, top = _memory_legend(legend, width)
@@ -144,7 +154,7 @@ def memory_chart(
     plot_h = row_h * (len(bars) + (rejected_at is not None))
     axis_y = top + plot_h + 4
     high = max([b.total_gib for b in bars] + [b.usable_gib for b in bars] + [1.0])
-    ticks = linear_ticks(high * 1.02, 5)
+    ticks = linear_ticks(high * 1.02, max(2, min(5, int((plot_x1 - plot_x0) / TICK_SPACING))))
     axis = Axis(0.0, ticks[-1], False, ticks)
     sx = axis.scale(plot_x0, plot_x1)
     grid = [
@@ -167,7 +177,7 @@ def memory_chart(
             )
             row += 1
         y = top + row * row_h + (row_h - bar_h) / 2
-        memory_row = _memory_row(bar, legend, sx, y, (label_w, plot_x0, plot_x1, bar_h))
+        memory_row = _memory_row(bar, legend, sx, y, (label_w, plot_x0, plot_x1, bar_h), compact)
         rows.append(replace(memory_row, divider=divider))
         row += 1
     context = {
@@ -176,7 +186,11 @@ def memory_chart(
         "usable_marker": usable_marker,
         "grid": grid,
         "axis_title": Label(
-            (plot_x0 + plot_x1) / 2, axis_y + 36, "GiB per GPU", "axis", anchor="middle"
+            (plot_x0 + plot_x1) / 2,
+            axis_y + 36,
+            "GiB per GPU (used / usable)" if compact else "GiB per GPU",
+            "axis",
+            anchor="middle",
         ),
         "rows": rows,
     }

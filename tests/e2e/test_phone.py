@@ -128,3 +128,21 @@ def test_a_shared_answer_opens_on_the_answer_with_the_inputs_folded_above(phone:
     phone.get_by_text("Change inputs").click()
     expect(phone.get_by_label("Task")).to_be_visible()
     expect(phone.get_by_label("Task")).to_have_value("inference")
+
+
+# The smallest chart text (11 px in the chart's own units) as the screen draws it.
+_SMALLEST_CHART_TEXT_PX = """(selector) => Math.min(...[...document.querySelectorAll(selector)]
+  .filter((svg) => svg.getBoundingClientRect().width > 0)
+  .flatMap((svg) => [...svg.querySelectorAll("text")])
+  .map((text) => text.getBoundingClientRect().height)
+  .filter((height) => height > 0))"""
+
+
+@pytest.mark.parametrize("task", ["inference", "lora"])
+def test_the_sizing_charts_keep_their_text_legible_on_a_phone(phone: Page, site: str, task):
+    phone.goto(f"{site}/size/?model=llama-3.1-8b&task={task}")
+    for chart in ("memory-chart", "cost-chart"):
+        expect(phone.locator(f".chart-phone svg.{chart}")).to_be_visible()
+        expect(phone.locator(f".chart-wide svg.{chart}")).to_be_hidden()
+        smallest = phone.evaluate(_SMALLEST_CHART_TEXT_PX, f"svg.{chart}")
+        assert smallest >= 10, (chart, smallest)  # the wide chart drawn at 390 px gives ~6

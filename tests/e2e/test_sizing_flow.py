@@ -45,9 +45,9 @@ def test_size_qlora_on_llama_70b_and_read_the_answer(page: Page, site: str, csp_
     expect(headline).to_be_visible()
     expect(headline).to_have_text(re.compile(r"^\d× .+ on .+ at \$[\d,.]+/h — .+ GiB per GPU$"))
     expect(page.get_by_role("heading", name=re.compile("Llama 3.1 70B · QLoRA"))).to_be_visible()
-    expect(page.locator("svg.memory-chart")).to_be_visible()
-    expect(page.locator("svg.cost-chart")).to_be_visible()
-    expect(page.locator("svg.cost-chart polyline.frontier")).to_have_count(1)
+    expect(page.locator(".chart-wide svg.memory-chart")).to_be_visible()
+    expect(page.locator(".chart-wide svg.cost-chart")).to_be_visible()
+    expect(page.locator(".chart-wide svg.cost-chart polyline.frontier")).to_have_count(1)
     expect(page.locator("table.candidates tbody tr").first).to_be_visible()
     expect(page.get_by_role("heading", name="Assumptions")).to_be_visible()
     expect(page.locator("ul.assumptions li").first).to_contain_text("usable memory")
@@ -105,8 +105,8 @@ def test_without_javascript_the_form_still_works(browser: Browser, site: str):
         re.compile(r"/size/\?model=llama-3\.1-70b&concurrent_users=16#results")
     )
     expect(page.locator(".recommendation .headline")).to_be_visible()
-    expect(page.locator("svg.memory-chart")).to_be_visible()
-    expect(page.locator("svg.cost-chart")).to_be_visible()
+    expect(page.locator(".chart-wide svg.memory-chart")).to_be_visible()
+    expect(page.locator(".chart-wide svg.cost-chart")).to_be_visible()
     context.close()
 
 
