@@ -88,6 +88,17 @@ def test_fp8_is_a_rewrite_where_the_parts_have_none():
     assert verdict(report, "Intel Gaudi") == "re-tune"
 
 
+def test_what_to_change_first_names_the_cuda_only_libraries_the_team_uses():
+    report = answer(
+        Answers(**{**PORTABLE.__dict__, "frameworks": ("pytorch", "bitsandbytes", "flash_attn")})
+    )
+    (step,) = [step for step in report.first_steps if step.category == "DEP"]
+    assert step.change == "make FlashAttention, bitsandbytes optional: they are CUDA-only"
+    assert "FlashAttention -> PyTorch SDPA" in step.alternative
+    assert "bitsandbytes -> torchao" in step.alternative
+    assert not [s for s in answer(PORTABLE).first_steps if s.category == "DEP"]
+
+
 def test_hard_coded_memory_sizes_are_a_rewrite_for_a_smaller_nvidia_part():
     report = answer(Answers(**{**PORTABLE.__dict__, "memory_sizes": MemorySizes.HARD_CODED}))
     assert verdict(report, "NVIDIA part with less memory") == "rewrite"

@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from advisor.domain.portability.decisions import STACK_FACTS, Fact
 from advisor.domain.portability.questions import (
+    CHOICE_LABELS,
     PORTABLE,
     QUESTIONS,
     TARGET_NAMES,
@@ -24,6 +25,14 @@ from advisor.domain.portability.questions import (
 )
 from advisor.domain.portability.rules import RE_TUNE, REWRITE_RISK
 from advisor.domain.portability.scorecard import scorecard_row, verdict
+
+# The CUDA-only libraries a team may name, each with what stands in for it on other devices.
+CUDA_ONLY_FALLBACKS = {
+    "flash_attn": "PyTorch SDPA (torch.nn.functional.scaled_dot_product_attention)",
+    "xformers": "PyTorch SDPA",
+    "bitsandbytes": "torchao's int8/int4 weight-only quantisation",
+    "tensorrt": "torch.compile or ONNX Runtime with the device's execution provider",
+}
 
 NOTHING_LOCKS = "nothing locks the algorithm to one device: re-measure and change settings"
 
@@ -163,12 +172,20 @@ def first_steps(answers: Answers) -> list[Step]:
                 RE_TUNE,
             )
         )
-    if any(f in answers.frameworks for f in ("flash_attn", "xformers", "bitsandbytes")):
+    cuda_only = [name for name in CUDA_ONLY_FALLBACKS if name in answers.frameworks]
+    if cuda_only:
         steps.append(
             Step(
                 "DEP",
-                "make CUDA-only libraries optional",
-                "guarded imports with a portable fallback (SDPA, torch norms)",
+                "make "
+                + ", ".join(CHOICE_LABELS[name] for name in cuda_only)
+                + " optional: "
+                + ("it is" if len(cuda_only) == 1 else "they are")
+                + " CUDA-only",
+                "guarded imports with a portable fallback: "
+                + "; ".join(
+                    f"{CHOICE_LABELS[name]} -> {CUDA_ONLY_FALLBACKS[name]}" for name in cuda_only
+                ),
                 RE_TUNE,
             )
         )
