@@ -14,6 +14,7 @@ from advisor.domain.rightsizing import (
     observe,
     project,
     recommendation,
+    rent_advice,
     verdict,
 )
 from advisor.domain.rightsizing.measured import MeasuredRank
@@ -168,6 +169,8 @@ def _right_sizing(ranks: Sequence[MeasuredRank], current_key: str | None, node: 
     )
     like_for_like = [p for p in projections if p.device.key not in moves]
     sentence = recommendation(observed, like_for_like, verdict=judged)
+    # The report's short "what to rent" line; the recommendation keeps the whole sentence.
+    result["rent"] = rent_advice(observed, like_for_like, verdict=judged)
     finding = idle_gpus_priced(node.finding, like_for_like)
     result["recommendation"] = f"{finding}; {sentence}" if finding else sentence
     result["moves"] = []

@@ -90,7 +90,8 @@ def summary_lines(
         fix = "nothing stands out in the trace"
     return {
         "used": ", ".join(used),
-        "rent": str(report.get("recommendation") or "no recommendation"),
+        # Reports stored before the short line have only the whole sentence.
+        "rent": str(report.get("rent") or report.get("recommendation") or "no recommendation"),
         "fix": fix,
     }
 

@@ -53,7 +53,7 @@ def test_the_report_says_what_to_fix_first_and_two_jobs_compare(page: Page, jobs
     page.goto(f"{site}{before.get_absolute_url()}")
     summary = page.locator("#recommendation")
     expect(summary.locator("#summary-used")).to_contain_text("ms per step over 5 steps")
-    expect(summary.locator("#summary-rent .headline")).to_have_text(before.report["recommendation"])
+    expect(summary.locator("#summary-rent .headline")).to_have_text(before.report["rent"])
     expect(summary.locator("#summary-fix")).to_contain_text("DataLoader")
     expect(page.locator("#fixes li.fix").first).to_contain_text("num_workers")
     expect(page.locator("#idle-breakdown")).to_contain_text("host wait")

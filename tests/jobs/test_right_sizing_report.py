@@ -88,6 +88,10 @@ def test_a_4_gpu_node_with_kernels_on_one_gpu_is_called_out_and_priced_on_1_gpu(
     assert report["recommendation"].startswith(
         report["node"]["finding"] + "; the A100 40GB SXM on a 1-GPU instance ("
     )
+    # The report's "what to rent" line is the recommendation's action alone.
+    assert report["recommendation"].endswith(": " + report["rent"])
+    assert len(report["rent"]) < len(report["recommendation"]) / 2
+    assert "GPUs were idle" not in report["rent"]
     (current,) = [c for c in report["candidates"] if c["is_current"]]
     assert current["gpu"] == "A100-40GB-SXM" and current["gpu_count"] == 4
     others = [c for c in report["candidates"] if not c["is_current"]]

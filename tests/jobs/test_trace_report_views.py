@@ -55,7 +55,7 @@ def test_the_report_opens_with_what_was_used_what_to_rent_and_what_to_fix_first(
     steps = job.report["ranks"][0]["step_count"]
     mean_ms = job.report["ranks"][0]["step_mean_us"] / 1000
     assert f"Tesla V100-DGXS-32GB, {mean_ms:,.0f} ms per step over {steps} steps" in summary
-    assert job.report["recommendation"] in summary
+    assert job.report["rent"] in summary
     fix_first = summary[summary.index("What to fix first") :]
     assert "Load batches in DataLoader worker processes" in fix_first
     assert "data loading on the main thread" in fix_first

@@ -6,7 +6,11 @@ and offers come in as values from the catalogue.
 
 from advisor.domain.devices import Device, Offer
 from advisor.domain.ranges import Range
-from advisor.domain.rightsizing.advice_sentence import idle_gpus_priced, recommendation
+from advisor.domain.rightsizing.advice_sentence import (
+    idle_gpus_priced,
+    recommendation,
+    rent_advice,
+)
 from advisor.domain.rightsizing.node import Node, NodeGpu, node_of
 from advisor.domain.rightsizing.observed import ObservedJob, observe
 from advisor.domain.rightsizing.projection import OfferCost, Projection, project
@@ -28,5 +32,6 @@ __all__ = [
     "observe",
     "project",
     "recommendation",
+    "rent_advice",
     "verdict",
 ]

@@ -21,12 +21,12 @@ _GIB = 2**30
 _AN_LETTERS = frozenset("AEFHILMNORSX")
 
 
-def recommendation(
+def rent_advice(
     job: ObservedJob, projections: Sequence[Projection], *, verdict: Verdict | None = None
 ) -> str:
+    """What to rent, alone: the move and what it saves, or why to keep the GPU."""
     current = next(projection for projection in projections if projection.is_current)
     name = current.device.name
-    context = _context(job, current)
     options = [
         projection
         for projection in projections
@@ -35,10 +35,10 @@ def recommendation(
     baseline = current.best_offer
     if baseline is None:
         if not options:
-            return f"{context}: no offer to compare the {name} with"
+            return f"no offer to compare the {name} with"
         cheapest = min(options, key=_expected_cost)
         return (
-            f"{context}: no {current.gpu_count}-GPU {name} instance is priced; cheapest per step "
+            f"no {current.gpu_count}-GPU {name} instance is priced; cheapest per step "
             f"is {_a(cheapest)}{_instance(cheapest, current)} at "
             f"${_expected_cost(cheapest):.2f} per 1,000 steps, {_speed(cheapest, current)}"
         )
@@ -65,10 +65,22 @@ def recommendation(
     saving = f"{saving_pct:.1f}" if saving_pct >= 99.5 else f"{saving_pct:.0f}"
     if best.device.key == current.device.key:
         return (
-            f"{context}: the same {name} on a {best.gpu_count}-GPU instance costs "
+            f"the same {name} on a {best.gpu_count}-GPU instance costs "
             f"{saving}% less per step than the {current.gpu_count}-GPU machine it ran on"
         )
-    return f"{context}: {_a(best)} costs {saving}% less per step {_speed(best, current)}"
+    return f"{_a(best)} costs {saving}% less per step {_speed(best, current)}"
+
+
+def recommendation(
+    job: ObservedJob, projections: Sequence[Projection], *, verdict: Verdict | None = None
+) -> str:
+    """rent_advice with what the job did that leads to it ("the GPU is idle 39% of the time:
+    ..."); advice to keep the GPU carries its own reason."""
+    advice = rent_advice(job, projections, verdict=verdict)
+    if advice.startswith("keep the "):
+        return advice
+    current = next(projection for projection in projections if projection.is_current)
+    return f"{_context(job, current)}: {advice}"
 
 
 def idle_gpus_priced(finding: str, projections: Sequence[Projection]) -> str:
