@@ -86,11 +86,11 @@ def codescan_report_context(request: HttpRequest, job: Job) -> dict:
         "dismissed_findings": dismissed_rows,
         "dismissal_reasons": DismissalReason.choices,
         "scorecard_rows": [
-            {**row, "cited": _cited(row["evidence"], links)} for row in report["scorecard"]
+            {**row, "cited": _cited(row["evidence"], links)} for row in report.get("scorecard", [])
         ],
         "verdict_rows": [
             {"target": target, **verdict, "cited": _cited(verdict["deciding"], links)}
-            for target, verdict in report["verdicts"].items()
+            for target, verdict in report.get("verdicts", {}).items()
         ],
         "category_legend": list(CATEGORY_NAMES.items()),
     }

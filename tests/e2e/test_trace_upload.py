@@ -57,7 +57,10 @@ def test_upload_an_nvidia_smi_log_and_read_the_recommendation(page: Page, site: 
     page.get_by_role("button", name="Upload and analyse").click()
     recommendation = page.locator("#recommendation .headline")
     expect(recommendation).to_be_visible(timeout=60_000)
-    expect(recommendation).to_contain_text("idle")
+    expect(recommendation).to_contain_text("less per step")
+    # The reasoning (how idle the GPUs were) is folded under the move.
+    page.locator("#summary-rent details.why-rent summary").click()
+    expect(page.locator("#summary-rent details.why-rent")).to_contain_text("idle")
     expect(page.locator("svg.series").first).to_be_visible()
     expect(page.locator("#candidates tbody tr").first).to_be_visible()
 
