@@ -67,6 +67,7 @@ _MAX_CONTEXT_SEARCH = (1, 2**21)
 # before the declarations are read so that none is missing.
 FITTING_MODULES = (
     "advisor.domain.devices",
+    "advisor.domain.planning.assumptions",
     "advisor.domain.sizing.memory_breakdown",
     "advisor.domain.sizing.memory_spread",
     "advisor.domain.sizing.phases",

@@ -54,7 +54,14 @@ RELAXED_CHECKS = {
     # "empty file" never arrives. Sent as HTTP clients send it, an empty file part is a 400
     # (tests/jobs/test_upload_limits.py::test_an_empty_file_among_others_is_refused).
     "v1_jobs_create": ["negative_data_rejection"],
+    # As sizing: exactly one of model, config or params; the prompt must fit the model.
+    "v1_advice_capacity_create": ["positive_data_acceptance"],
 }
+# Operations that run fewer examples, each with its reason. A capacity plan queues every
+# candidate GPU and layout (about 2 s a request here, 14 s at extreme loads): a few generated
+# examples, without the coverage phase's every-boundary sweep, keep the run inside its bound;
+# tests/advisor/test_capacity_api.py holds each field's refusals.
+FEWER_EXAMPLES = {"v1_advice_capacity_create": 5}
 
 CONFIG = schemathesis.Config.from_dict(
     {
@@ -67,9 +74,21 @@ CONFIG = schemathesis.Config.from_dict(
         "operations": [
             {
                 "include-operation-id": operation_id,
-                "checks": {check: {"enabled": False} for check in checks},
+                "checks": {
+                    check: {"enabled": False} for check in RELAXED_CHECKS.get(operation_id, [])
+                },
+                **(
+                    {
+                        "generation": {"max-examples": FEWER_EXAMPLES[operation_id]},
+                        # The coverage phase sends every boundary of every field, whatever
+                        # max-examples says: dozens of full plans.
+                        "phases": {"coverage": {"enabled": False}},
+                    }
+                    if operation_id in FEWER_EXAMPLES
+                    else {}
+                ),
             }
-            for operation_id, checks in RELAXED_CHECKS.items()
+            for operation_id in {**RELAXED_CHECKS, **FEWER_EXAMPLES}
         ],
     }
 )

@@ -1,0 +1,107 @@
+"""One JSON shape for a capacity plan: the API returns it, `manage.py plan` prints it."""
+
+from typing import Any
+
+from advisor.domain.planning.capacity import CapacityPlan, ReplicaPlan
+from advisor.domain.planning.remedies import what_would_meet
+from advisor.domain.sizing.report import offer_report, stack_report
+
+
+def _ends(values: tuple[float | None, ...] | None) -> dict[str, float | None] | None:
+    if values is None:
+        return None
+    return {
+        end: None if value is None else round(value, 2)
+        for end, value in zip(("low", "expected", "high"), values, strict=True)
+    }
+
+
+def _dollars(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def replica_plan_report(plan: ReplicaPlan) -> dict[str, Any]:
+    candidate = plan.candidate
+    bill = plan.usd_per_month
+    rate = plan.max_requests_per_second_per_replica
+    return {
+        "gpu": candidate.device.key,
+        "gpu_name": candidate.device.name,
+        "gpu_count": candidate.gpu_count,
+        "parallelism": candidate.parallelism.describe(),
+        "fits": candidate.fits,
+        "meets_objectives": plan.meets,
+        "reason": plan.reason,
+        "max_requests_per_second_per_replica": None if rate is None else round(rate, 3),
+        "replicas": plan.replicas,
+        "gpus_total": plan.gpus_total,
+        "spot_replicas": plan.spot_replicas,
+        "utilization_at_average": (
+            None if plan.utilization_at_average is None else round(plan.utilization_at_average, 3)
+        ),
+        "ttft_p95_ms": _ends(plan.ttft_p95_ms),
+        "itl_p95_ms": _ends(plan.itl_p95_ms),
+        "e2e_p95_ms": _ends(plan.e2e_p95_ms),
+        "kv_capacity_tokens": candidate.kv_capacity_tokens,
+        "offer": offer_report(plan.offer),
+        "usd_per_month": {
+            "on_demand": _dollars(bill.on_demand),
+            "spot": _dollars(bill.spot),
+            "reserved_1y": _dollars(bill.reserved_1y),
+            "reserved_3y": _dollars(bill.reserved_3y),
+            "scheduled": _dollars(bill.scheduled),
+        },
+        "offers": {
+            "on_demand": offer_report(plan.on_demand_offer),
+            "spot": offer_report(plan.spot_offer),
+        },
+        "warnings": candidate.warnings,
+    }
+
+
+def capacity_report(
+    plan: CapacityPlan, *, max_candidates: int = 0, include_rejected: bool = False
+) -> dict[str, Any]:
+    """The plan and the candidates: the first `max_candidates` that run (0: all), and with
+    `include_rejected` those that do not run too."""
+    running = [p for p in plan.candidates if p.candidate.fits]
+    listed = running[:max_candidates] if max_candidates else running
+    if include_rejected:
+        listed += [p for p in plan.candidates if not p.candidate.fits]
+    best = plan.plan
+    load, workload = plan.load, plan.workload
+    return {
+        "model": {
+            "name": workload.architecture.name,
+            "params_total": workload.architecture.params_total,
+            "params_active": workload.architecture.params_active,
+        },
+        "stack": stack_report(workload),
+        "load": {
+            "requests_per_second": load.requests_per_second,
+            "average_requests_per_second": load.average_requests_per_second,
+            "prompt_tokens": load.prompt_tokens,
+            "output_tokens": load.output_tokens,
+        },
+        "objectives": plan.objectives.given(),
+        "pricing_model": workload.pricing_model,
+        "plan": replica_plan_report(best) if best else None,
+        "candidates": [replica_plan_report(p) for p in listed],
+        "candidates_meeting": len(plan.meeting),
+        "candidates_running": len(running),
+        "candidates_total": len(plan.candidates),
+        "assumptions": plan.assumptions,
+        "what_would_meet": (
+            None
+            if plan.meeting
+            else [
+                {
+                    "change": change.change,
+                    "field": change.field,
+                    "value": change.value,
+                    "sentence": change.sentence,
+                }
+                for change in what_would_meet(plan)
+            ]
+        ),
+    }

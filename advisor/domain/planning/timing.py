@@ -1,0 +1,66 @@
+"""A candidate replica's step times from the sizing engine: the decode step at a concurrency
+and the prefill of a run of prompt tokens, each at the low, expected and high end of the
+engine's ranges (inference_speed), for the queueing model (queueing.py)."""
+
+from advisor.domain.devices import Device
+from advisor.domain.planning.queueing import StepTimes
+from advisor.domain.ranges import Range
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.speed import inference_speed
+from advisor.domain.sizing.workload import Workload
+
+ENDS = ("low", "expected", "high")
+# Above this many running requests the decode step is read from the engine every this many
+# and drawn straight between: it grows with the KV cache it reads, close to linearly, and a
+# queue's concurrency spreads over hundreds of values.
+DECODE_EXACT_UP_TO = 32
+
+
+class ReplicaTimes:
+    """The engine's step times for one workload on one layout of one GPU type, asked once per
+    concurrency and per prompt length."""
+
+    def __init__(self, workload: Workload, device: Device, parallelism: Parallelism) -> None:
+        self.workload = workload.with_changes(batch_size=1)
+        self.device = device
+        self.parallelism = parallelism
+        self._decode: dict[int, Range] = {}
+        self._prefill: dict[int, Range] = {}
+
+    def decode_step(self, concurrency: int) -> Range:
+        """One decode step with `concurrency` requests running, each reading the KV cache at
+        its average length (the prompt plus half the output); above DECODE_EXACT_UP_TO, drawn
+        straight between the engine's steps at multiples of it."""
+        if concurrency <= DECODE_EXACT_UP_TO:
+            return self._engine_decode_step(concurrency)
+        below = concurrency - concurrency % DECODE_EXACT_UP_TO
+        if below == concurrency:
+            return self._engine_decode_step(concurrency)
+        share = (concurrency - below) / DECODE_EXACT_UP_TO
+        low = self._engine_decode_step(below)
+        high = self._engine_decode_step(below + DECODE_EXACT_UP_TO)
+        return low.scaled(1 - share).plus(high.scaled(share))
+
+    def _engine_decode_step(self, concurrency: int) -> Range:
+        if concurrency not in self._decode:
+            speed = inference_speed(
+                self.workload.with_changes(batch_size=concurrency), self.device, self.parallelism
+            )
+            self._decode[concurrency] = speed.decode_tokens_per_s_per_sequence.inverted(1.0)
+        return self._decode[concurrency]
+
+    def prefill(self, tokens: int) -> Range:
+        """One forward pass over `tokens` prompt tokens: the engine's first-token time for a
+        prompt of that length."""
+        if tokens not in self._prefill:
+            prompt_only = self.workload.with_changes(context_tokens=tokens, output_tokens=0)
+            speed = inference_speed(prompt_only, self.device, self.parallelism)
+            self._prefill[tokens] = speed.time_to_first_token_seconds
+        return self._prefill[tokens]
+
+    def at(self, end: str) -> StepTimes:
+        """The step times at one end of the ranges (low: the fastest)."""
+        return StepTimes(
+            decode_seconds=lambda concurrency: getattr(self.decode_step(concurrency), end),
+            prefill_seconds=lambda tokens: getattr(self.prefill(tokens), end),
+        )

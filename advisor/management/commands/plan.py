@@ -1,0 +1,154 @@
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from advisor.api.capacity import CapacityRequestSerializer, capacity_answer
+
+# Options passed to the request as given (numbers and words).
+OPTIONS = [
+    "requests_per_second",
+    "average_requests_per_second",
+    "prompt_tokens",
+    "output_tokens",
+    "ttft_p95_ms",
+    "itl_p95_ms",
+    "e2e_p95_ms",
+    "weight_dtype",
+    "kv_dtype",
+    "stack",
+    "gpu_memory_utilization",
+    "pricing_model",
+    "num_layers",
+    "hidden_size",
+    "num_kv_heads",
+    "max_gpus",
+    "max_candidates",
+]
+# Comma-separated on the command line, lists in the request.
+LIST_OPTIONS = ["providers", "exclude_providers", "regions"]
+
+
+def _money(value: float | None) -> str:
+    return f"${value:,.0f}" if value is not None else "-"
+
+
+class Command(BaseCommand):
+    help = (
+        "Plan capacity to a service-level objective: how many of which GPU serve a peak "
+        "request rate within p95 latency targets, and the monthly bill. The same engine and "
+        "JSON as POST /api/v1/advice/capacity."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--config", type=Path, help="A Hugging Face config.json file.")
+        source.add_argument(
+            "--model", help="A bundled model (llama-3.1-8b, or its Hub id), or a Hub id."
+        )
+        source.add_argument("--params", type=float, help="A bare parameter count, e.g. 7e9.")
+        for name, kind, what in (
+            ("requests_per_second", float, "requests per second at peak (required)"),
+            ("average_requests_per_second", float, "the average rate (default: the peak)"),
+            ("prompt_tokens", int, "the mean prompt in tokens (required)"),
+            ("output_tokens", int, "the mean answer in tokens (required)"),
+            ("ttft_p95_ms", float, "p95 time to first token, ms"),
+            ("itl_p95_ms", float, "p95 inter-token latency, ms"),
+            ("e2e_p95_ms", float, "p95 end-to-end time, ms"),
+            ("gpu_memory_utilization", float, "the stack's memory fraction"),
+            ("num_layers", int, "with --params"),
+            ("hidden_size", int, "with --params"),
+            ("num_kv_heads", int, "with --params"),
+            ("max_gpus", int, "at most this many GPUs per replica"),
+            ("max_candidates", int, "candidates in the JSON (0: all)"),
+        ):
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, help=what)
+        parser.add_argument("--weight-dtype", dest="weight_dtype")
+        parser.add_argument("--kv-dtype", dest="kv_dtype")
+        parser.add_argument("--stack", help="vllm (default), sglang or tensorrt_llm")
+        parser.add_argument(
+            "--pricing-model", dest="pricing_model", help="on_demand (default), spot or any"
+        )
+        for name, what in (
+            ("providers", "only these providers' offers"),
+            ("exclude_providers", "no offers of these providers"),
+            ("regions", "only regions starting with these prefixes"),
+        ):
+            parser.add_argument(
+                f"--{name.replace('_', '-')}", dest=name, help=f"{what}, comma-separated"
+            )
+        parser.add_argument("--exclude-marketplaces", action="store_true")
+        parser.add_argument(
+            "--include-rejected", action="store_true", help="list what does not run too (--json)"
+        )
+        parser.add_argument("--top", type=int, default=10, help="Candidates to print.")
+        parser.add_argument("--json", action="store_true", help="Print the full JSON answer.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        data: dict[str, Any] = {
+            name: options[name] for name in OPTIONS if options.get(name) is not None
+        }
+        if options["model"]:
+            data["model"] = options["model"]
+        elif options["config"]:
+            try:
+                data["config"] = options["config"].read_text(encoding="utf-8-sig")
+            except (OSError, UnicodeDecodeError) as error:
+                raise CommandError(f"cannot read {options['config']}: {error}") from error
+        else:
+            data["params"] = int(options["params"])
+        for name in LIST_OPTIONS:
+            if options[name]:
+                data[name] = [item.strip() for item in options[name].split(",") if item.strip()]
+        data["exclude_marketplaces"] = options["exclude_marketplaces"]
+        data["include_rejected"] = options["include_rejected"]
+        serializer = CapacityRequestSerializer(data=data)
+        if not serializer.is_valid():
+            errors = "; ".join(
+                f"{field}: {' '.join(map(str, msgs))}" for field, msgs in serializer.errors.items()
+            )
+            raise CommandError(errors)
+        report = capacity_answer(serializer.validated_data)
+        if options["json"]:
+            self.stdout.write(json.dumps(report, indent=2))
+            return
+        self._print(report, options["top"])
+
+    def _print(self, report: dict, top: int) -> None:
+        load = report["load"]
+        targets = ", ".join(f"{name} {value:,g}" for name, value in report["objectives"].items())
+        self.stdout.write(
+            f"{report['model']['name']}: {load['requests_per_second']:,g} requests/s at peak, "
+            f"{load['prompt_tokens']:,}-token prompts, {load['output_tokens']:,}-token answers; "
+            f"{targets}"
+        )
+        plan = report["plan"]
+        if plan is None:
+            self.stdout.write(self.style.WARNING("No priced candidate meets the objectives."))
+            for change in report["what_would_meet"] or []:
+                self.stdout.write(f"  {change['sentence']}")
+        else:
+            bill = plan["usd_per_month"]
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Plan: {plan['replicas']} x {plan['gpu_count']}x {plan['gpu_name']} "
+                    f"({plan['gpus_total']} GPUs), {_money(bill['on_demand'])}/month on demand, "
+                    f"{_money(bill['spot'])}/month on spot"
+                )
+            )
+        for candidate in report["candidates"][:top]:
+            if not candidate["meets_objectives"]:
+                self.stdout.write(
+                    f"  {candidate['gpu_count']}x {candidate['gpu_name']:<24} {candidate['reason']}"
+                )
+                continue
+            bill = candidate["usd_per_month"]
+            ttft = candidate["ttft_p95_ms"]["expected"]
+            self.stdout.write(
+                f"  {candidate['gpu_count']}x {candidate['gpu_name']:<24} "
+                f"{candidate['max_requests_per_second_per_replica']:>8,.2f} req/s/replica "
+                f"x{candidate['replicas']:<4} {_money(bill['on_demand']):>10} on demand "
+                f"{_money(bill['spot']):>10} spot  TTFT p95 "
+                + (f"{ttft:,.0f} ms" if ttft is not None else "-")
+            )

@@ -1,0 +1,165 @@
+"""The queueing model of one replica (advisor/domain/planning/queueing.py) against a
+discrete-event simulation of the same server: seeded Poisson arrivals into a continuous-batching
+server with chunked prefill, decode first, whose iterations take the engine's decode step and
+prefill (timing.py). Below saturation the model's p95 time to first token and inter-token
+latency are within MARGIN of the simulation's."""
+
+import itertools
+import math
+import random
+from collections import deque
+
+import pytest
+
+from advisor.domain.planning.queueing import (
+    ReplicaQueue,
+    StepTimes,
+    Traffic,
+    poisson,
+    weighted_quantile,
+)
+from advisor.domain.planning.timing import ReplicaTimes
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.serving_memory import PREFILL_CHUNK_TOKENS
+from advisor.domain.sizing.workload import Workload
+from tests.advisor.devices import GPUS
+
+MARGIN = 0.15
+SIMULATED_REQUESTS = 6000
+WARM_UP_SHARE = 0.1
+
+
+def simulate(rate: float, times: StepTimes, traffic: Traffic, seed: int) -> tuple[float, float]:
+    """p95 time to first token and p95 inter-token latency (seconds) of SIMULATED_REQUESTS
+    Poisson arrivals; the first WARM_UP_SHARE of them are left out."""
+    rng = random.Random(seed)
+    arrivals, now = [], 0.0
+    for _ in range(SIMULATED_REQUESTS):
+        now += rng.expovariate(rate)
+        arrivals.append(now)
+    warm_up = int(WARM_UP_SHARE * SIMULATED_REQUESTS)
+    per_prompt, per_iteration = traffic.chunks_per_prompt, traffic.chunks_per_iteration
+    waiting: deque[list[int]] = deque()  # [request, prompt chunks left]
+    running: list[int] = []  # output tokens each running request has left
+    first_tokens, iterations = [], []  # iterations: (length, requests that got a token)
+    now, arrived = 0.0, 0
+    while arrived < len(arrivals) or waiting or running:
+        while arrived < len(arrivals) and arrivals[arrived] <= now:
+            waiting.append([arrived, per_prompt])
+            arrived += 1
+        if not waiting and not running:
+            now = arrivals[arrived]
+            continue
+        budget, chunks, prefilled = per_iteration, 0, []
+        while waiting and budget:
+            head = waiting[0]
+            taken = min(head[1], budget)
+            head[1] -= taken
+            budget -= taken
+            chunks += taken
+            if head[1] == 0:
+                prefilled.append(waiting.popleft()[0])
+        length = times.decode_seconds(len(running)) if running else 0.0
+        if chunks:
+            length += times.prefill_seconds(chunks * traffic.chunk_prompt_tokens)
+        now += length
+        if running and arrived > warm_up:
+            iterations.append((length, len(running)))
+        running = [left - 1 for left in running if left > 1]
+        for request in prefilled:
+            if request >= warm_up:
+                first_tokens.append((now - arrivals[request], 1.0))
+            running.append(traffic.output_tokens - 1)
+    return weighted_quantile(first_tokens, 0.95), weighted_quantile(iterations, 0.95)
+
+
+@pytest.fixture(scope="module")
+def h100_llama_8b() -> tuple[ReplicaTimes, Traffic]:
+    """Llama 3.1 8B on one H100: 2,000-token prompts, 300-token answers (the issue's load)."""
+    architecture = bundled_models()["llama-3.1-8b"].architecture()
+    workload = Workload(architecture, context_tokens=2300, output_tokens=300)
+    times = ReplicaTimes(workload, GPUS["H100-SXM"], Parallelism(1, tensor_parallel=1))
+    return times, Traffic(2000, 300, PREFILL_CHUNK_TOKENS, max_concurrency=10_000)
+
+
+@pytest.fixture(scope="module")
+def h100_qwen_7b_chat() -> tuple[ReplicaTimes, Traffic]:
+    """Qwen2.5 7B on one H100, short prompts (300 tokens) and longer answers (500): a budget
+    holds 27 prompts."""
+    architecture = bundled_models()["qwen2.5-7b"].architecture()
+    workload = Workload(architecture, context_tokens=800, output_tokens=500)
+    times = ReplicaTimes(workload, GPUS["H100-SXM"], Parallelism(1, tensor_parallel=1))
+    return times, Traffic(300, 500, PREFILL_CHUNK_TOKENS, max_concurrency=10_000)
+
+
+@pytest.mark.parametrize("share_of_bound", [0.3, 0.6, 0.9])
+def test_the_model_agrees_with_a_simulation_of_the_same_server(h100_llama_8b, share_of_bound):
+    _agrees(*h100_llama_8b, share_of_bound)
+
+
+@pytest.mark.parametrize("share_of_bound", [0.3, 0.6])
+def test_the_model_agrees_with_a_simulation_for_short_prompts(h100_qwen_7b_chat, share_of_bound):
+    _agrees(*h100_qwen_7b_chat, share_of_bound)
+
+
+def _agrees(times: ReplicaTimes, traffic: Traffic, share_of_bound: float) -> None:
+    expected = times.at("expected")
+    queue = ReplicaQueue(expected, traffic)
+    rate = share_of_bound * queue.rate_bound()
+    model = queue.at(rate)
+    ttft, itl = simulate(rate, expected, traffic, seed=7)
+    assert model.ttft_p95_s == pytest.approx(ttft, rel=MARGIN)
+    assert model.itl_p95_s == pytest.approx(itl, rel=MARGIN)
+
+
+def test_latencies_grow_with_the_load(h100_llama_8b):
+    times, traffic = h100_llama_8b
+    queue = ReplicaQueue(times.at("expected"), traffic)
+    bound = queue.rate_bound()
+    latencies = [queue.at(share * bound) for share in (0.1, 0.4, 0.7, 1.0)]
+    for lighter, heavier in itertools.pairwise(latencies):
+        assert heavier.ttft_p95_s >= lighter.ttft_p95_s
+        assert heavier.e2e_p95_s >= lighter.e2e_p95_s
+        assert heavier.concurrency > lighter.concurrency
+
+
+def test_one_request_alone_waits_for_its_prefill_and_a_decode_step(h100_llama_8b):
+    times, traffic = h100_llama_8b
+    expected = times.at("expected")
+    alone = ReplicaQueue(expected, traffic).at(1e-9)
+    prefill = expected.prefill_seconds(traffic.prompt_tokens)
+    step = expected.decode_seconds(1)
+    assert prefill + step < alone.ttft_p95_s <= prefill + 2 * step
+    assert alone.itl_p95_s == pytest.approx(step, rel=1e-6)
+
+
+def test_past_the_bound_the_replica_is_not_planned(h100_llama_8b):
+    times, traffic = h100_llama_8b
+    queue = ReplicaQueue(times.at("expected"), traffic)
+    assert queue.at(queue.rate_bound() * 1.01) is None
+    assert "prompt queue grows without end" in queue.limit
+    assert queue.rate_bound() < queue.saturation_rate()
+
+
+def test_a_small_kv_pool_caps_the_rate(h100_llama_8b):
+    times, traffic = h100_llama_8b
+    small = Traffic(traffic.prompt_tokens, traffic.output_tokens, traffic.chunk_tokens, 8)
+    queue = ReplicaQueue(times.at("expected"), small)
+    assert queue.at(0.5 * queue.rate_bound()) is None
+    assert "KV pool" in queue.limit
+
+
+def test_a_prompt_longer_than_the_budget_runs_in_equal_chunks():
+    traffic = Traffic(20_000, 10, 8192, 100)
+    assert traffic.chunks_per_prompt == 3
+    assert traffic.chunk_prompt_tokens == math.ceil(20_000 / 3) <= 8192
+    assert traffic.chunks_per_iteration == 1
+    assert Traffic(2000, 10, 8192, 100).chunks_per_iteration == 4
+
+
+@pytest.mark.parametrize("mean", [0.0, 0.3, 4.0, 80.0, 5000.0])
+def test_poisson_counts_hold_the_whole_law_around_the_mean(mean):
+    counts = poisson(mean)
+    assert sum(p for _, p in counts) == pytest.approx(1.0, abs=1e-6)
+    assert sum(count * p for count, p in counts) == pytest.approx(mean, rel=1e-6, abs=1e-9)
