@@ -255,6 +255,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # A required text field must not be empty: say so (minLength 1), as DRF enforces it.
     "ENFORCE_NON_BLANK_FIELDS": True,
+    # Sizing and capacity requests share their pricing choices; offers have their own.
+    "ENUM_NAME_OVERRIDES": {"PricingModelEnum": "advisor.api.serializers.PRICING_MODEL_CHOICES"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.schema.postprocess_form_bodies",

@@ -94,6 +94,11 @@ class ConfigJSONField(FormNullableJSONField):
             raise serializers.ValidationError(f"not valid JSON: {error}") from error
 
 
+# The advice endpoints' pricing: one named enum in the schema (settings.SPECTACULAR_SETTINGS),
+# whichever request serializer carries it.
+PRICING_MODEL_CHOICES = [(model, model) for model in (*PRICING_MODELS, ANY_PRICING)]
+
+
 class SizingRequestSerializer(JsonTypesMixin, RentalAndAnswerFields):
     model = serializers.CharField(
         required=False,
@@ -239,7 +244,7 @@ class SizingRequestSerializer(JsonTypesMixin, RentalAndAnswerFields):
         ),
     )
     pricing_model = serializers.ChoiceField(
-        choices=[(model, model) for model in (*PRICING_MODELS, ANY_PRICING)],
+        choices=PRICING_MODEL_CHOICES,
         default=ON_DEMAND,
         help_text="on_demand, spot, or any: each candidate on the cheaper of the two (its "
         "offer's pricing_model says which).",
