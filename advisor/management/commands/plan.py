@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from advisor.api.capacity import CapacityRequestSerializer, capacity_answer
+from advisor.management.model_source import model_source_data
 
 # Options passed to the request as given (numbers and words).
 OPTIONS = [
@@ -89,15 +90,7 @@ class Command(BaseCommand):
         data: dict[str, Any] = {
             name: options[name] for name in OPTIONS if options.get(name) is not None
         }
-        if options["model"]:
-            data["model"] = options["model"]
-        elif options["config"]:
-            try:
-                data["config"] = options["config"].read_text(encoding="utf-8-sig")
-            except (OSError, UnicodeDecodeError) as error:
-                raise CommandError(f"cannot read {options['config']}: {error}") from error
-        else:
-            data["params"] = int(options["params"])
+        data |= model_source_data(options)
         for name in LIST_OPTIONS:
             if options[name]:
                 data[name] = [item.strip() for item in options[name].split(",") if item.strip()]

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from advisor.api.serializers import SizingRequestSerializer
 from advisor.domain.sizing.report import sizing_report
+from advisor.management.model_source import model_source_data
 from advisor.services import sizing_advise
 
 OPTIONS = [
@@ -135,16 +136,7 @@ class Command(BaseCommand):
         data: dict[str, Any] = {
             name: options[name] for name in OPTIONS if options.get(name) is not None
         }
-        if options["model"]:
-            data["model"] = options["model"]
-        elif options["config"]:
-            # The text, decoded by the serializer under the same rules as the API and the page.
-            try:
-                data["config"] = options["config"].read_text(encoding="utf-8-sig")
-            except (OSError, UnicodeDecodeError) as error:
-                raise CommandError(f"cannot read {options['config']}: {error}") from error
-        else:
-            data["params"] = int(options["params"])
+        data |= model_source_data(options)
         if options.get("train_tokens") is not None:
             data["train_tokens"] = int(options["train_tokens"])
         for name in LIST_OPTIONS:
