@@ -114,6 +114,8 @@ FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "lora_rank",
             "lora_targets",
             "train_tokens",
+            "gpu_count",
+            "train_days",
             "optimizer_offload",
             "parameter_offload",
             "activation_offloading",
@@ -131,13 +133,13 @@ def _natural_key(text: str) -> list:
     return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
 
 
-def _model_suggestions() -> list[tuple[str, str]]:
+def model_suggestions() -> list[tuple[str, str]]:
     """Each bundled model by slug and by Hub id, in name order."""
     models = sorted(bundled_models().values(), key=lambda m: _natural_key(m.name))
     return [(value, m.name) for m in models for value in (m.slug, m.hf_id) if value]
 
 
-def _default_string(value: Any) -> str:
+def default_string(value: Any) -> str:
     if value is None or value is serializers.empty:
         return ""
     if callable(value):  # a field's default=list
@@ -149,12 +151,12 @@ def _default_string(value: Any) -> str:
     return str(value)
 
 
-def _flatten(messages: Any) -> list[str]:
+def flatten_errors(messages: Any) -> list[str]:
     """DRF errors as plain strings: lists, and dicts of them (a list field's items)."""
     if isinstance(messages, dict):
-        return [text for value in messages.values() for text in _flatten(value)]
+        return [text for value in messages.values() for text in flatten_errors(value)]
     if isinstance(messages, list | tuple):
-        return [text for value in messages for text in _flatten(value)]
+        return [text for value in messages for text in flatten_errors(value)]
     return [str(messages)]
 
 
@@ -255,7 +257,11 @@ class SizingForm(forms.Form):
         "select",
         help_text="Vast.ai, Hyperbolic: hosts set the prices and the machines vary.",
     )
-    max_gpus = PageField("At most", unit="GPUs")
+    max_gpus = PageField(
+        "At most",
+        unit="GPUs",
+        help_text="Up to 8 to serve; up to 4,096 across nodes to train.",
+    )
     kv_dtype = PageField("KV-cache precision", "select")
     concurrent_users = PageField(
         "Concurrent users", unit="users", help_text="Replaces the batch size when given."
@@ -287,6 +293,16 @@ class SizingForm(forms.Form):
         unit="tokens",
         help_text="Empty: 100M to fine-tune, 20 per parameter to pre-train.",
     )
+    gpu_count = PageField(
+        "Also size",
+        unit="GPUs",
+        help_text="A cluster size to size beside the powers of two (at most the GPUs above).",
+    )
+    train_days = PageField(
+        "Deadline",
+        unit="days",
+        help_text="The smallest cluster per GPU type and provider that trains within it.",
+    )
 
     def __init__(self, data: Mapping[str, str] | None = None, files: Any = None) -> None:
         self.rules = SizingRequestSerializer().fields
@@ -305,11 +321,11 @@ class SizingForm(forms.Form):
         self.model_source = self._model_source()
         for name in FIELD_NAMES:
             self.fields[name].follow(name, self.rules.get(name))
-        self.fields["model"].suggestions = _model_suggestions()
+        self.fields["model"].suggestions = model_suggestions()
 
     def _defaults(self) -> dict[str, str]:
         values = {
-            name: _default_string(getattr(self.rules.get(name), "default", None))
+            name: default_string(getattr(self.rules.get(name), "default", None))
             for name in FIELD_NAMES
         }
         values["model"] = DEFAULT_MODEL
@@ -405,7 +421,7 @@ class SizingForm(forms.Form):
 
     def _add_serializer_errors(self, errors: dict[str, Any]) -> None:
         for name, messages in errors.items():
-            texts = _flatten(messages)
+            texts = flatten_errors(messages)
             target: str | None = name
             if name == "config":
                 target = self.config_field

@@ -72,6 +72,16 @@ def _price_age(offer: dict[str, Any] | None) -> str:
     return freshness_note(offer["freshness"], observed)
 
 
+def _network_text(offer: dict[str, Any] | None) -> str:
+    """The instance's inter-node fabric as the page says it: "EFA v2, 3,200 Gbps"."""
+    network = (offer or {}).get("network")
+    if not network:
+        return ""
+    if network["assumed"]:
+        return network["fabric"]
+    return f"{network['fabric']}, {network['network_gbps']:,.0f} Gbps between instances"
+
+
 def _candidate_row(candidate: dict[str, Any], training: bool) -> dict[str, Any]:
     offer = candidate.get("offer")
     try:
@@ -97,6 +107,9 @@ def _candidate_row(candidate: dict[str, Any], training: bool) -> dict[str, Any]:
         "pricing_url": offer.get("pricing_url") if offer else None,
         "price_age": _price_age(offer),
         "freshness": offer.get("freshness") if offer else "",
+        "instances": candidate.get("instances", 1),
+        "network": _network_text(offer),
+        "network_url": ((offer or {}).get("network") or {}).get("source_url"),
         "warnings": candidate.get("warnings") or [],
         "reason": candidate["reason"],
         "rejection": candidate.get("rejection") or "",
@@ -354,6 +367,7 @@ def answer_context(report: dict[str, Any], compare: Sequence[str] = ()) -> dict[
             "text": f"{row['label']}{where} — {row['memory_gib']} of {row['usable_gib']} GiB "
             "per GPU",
             "alternative": alternative["sentence"] if alternative else "",
+            "rent_vs_buy": (best.get("rent_vs_buy") or {}).get("sentence", ""),
             "max_load": _max_load_text(best),
             "memory_lines": _memory_lines(best),
             "warnings": best.get("warnings") or [],
@@ -384,6 +398,7 @@ def answer_context(report: dict[str, Any], compare: Sequence[str] = ()) -> dict[
         "cost_chart": _cost_chart(report, training),
         "cost_chart_phone": _cost_chart(report, training, PHONE_CHART_WIDTH),
         "train_tokens": workload.get("train_tokens"),
+        "deadline": report.get("deadline"),
         "comparison": compared(fitting, compare, training) if compare else None,
         "pricing_label": CHOICE_LABELS["pricing_model"]
         .get(workload["pricing_model"], workload["pricing_model"])

@@ -5,6 +5,7 @@ figures silently.
 """
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -71,6 +72,7 @@ def device_list() -> list[Device]:
             confidence=row["confidence"],
             spec_notes=row["notes"],
             visible_memory_mib=row["visible_memory_mib"],
+            tdp_watts=row["tdp_watts"],
         )
         for row in Gpu.objects.order_by("name").values(
             "canonical_key",
@@ -94,6 +96,7 @@ def device_list() -> list[Device]:
             "confidence",
             "notes",
             "visible_memory_mib",
+            "tdp_watts",
         )
     ]
 
@@ -166,6 +169,20 @@ _snapshot = CatalogueSnapshot(_catalogue_read)
 def catalogue_snapshot_get(*, pricing_model: str) -> tuple[list[Device], dict[str, list[Offer]]]:
     """device_list() and device_offers_list(), reused while the catalogue version is unchanged."""
     return _snapshot.get(pricing_model)
+
+
+def catalogue_offers_get(
+    *, pricing_models: Sequence[str]
+) -> tuple[list[Device], dict[str, list[Offer]]]:
+    """The devices and, by GPU key, the offers of every one of `pricing_models` together, each
+    offer saying its own (from catalogue_snapshot_get)."""
+    devices: list[Device] = []
+    offers: dict[str, list[Offer]] = defaultdict(list)
+    for pricing_model in pricing_models:
+        devices, by_device = catalogue_snapshot_get(pricing_model=pricing_model)
+        for key, rows in by_device.items():
+            offers[key].extend(rows)
+    return devices, dict(offers)
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,14 @@ class OfferPriceForm(forms.ModelForm):
         model = Offer
         fields = ["usd_per_hour"]
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.term_hours:
+            self.fields["usd_per_hour"].help_text = (
+                f"Per hour, paid for the whole term: the term's price over its "
+                f"{self.instance.term_hours:,} hours (the source says the total)."
+            )
+
     def clean(self):
         cleaned = super().clean()
         if "usd_per_hour" in self.changed_data and not cleaned.get("reason", "").strip():
@@ -118,6 +126,8 @@ class OfferAdmin(admin.ModelAdmin):
         "usd_per_hour",
         "usd_per_gpu_hour",
         "price_observed_at",
+        # A reservation's source note gives the term's total beside its hourly equivalent.
+        "source",
     ]
     list_filter = ["provider", "provider__kind", "gpu__vendor", "pricing_model", "gpu", "region"]
     list_select_related = ["provider", "gpu"]

@@ -16,12 +16,14 @@ from django.utils import timezone
 
 from catalog.domain.freshness import freshness_note, offer_freshness
 from catalog.domain.pricing_urls import pricing_url
-from catalog.domain.quotes import PricingModel
+from catalog.domain.quotes import HOURS_PER_YEAR, RESERVED_TERM_YEARS, PricingModel
 from catalog.domain.specs import GIB, visible_memory_problem
 
 PRICING_MODEL_CHOICES = [
     (PricingModel.ON_DEMAND.value, "on-demand"),
     (PricingModel.SPOT.value, "spot"),
+    (PricingModel.RESERVED_1Y.value, "reserved 1 year"),
+    (PricingModel.RESERVED_3Y.value, "reserved 3 years"),
 ]
 SPEC_DECIMAL = {"max_digits": 10, "decimal_places": 2, "null": True, "blank": True}
 
@@ -221,7 +223,9 @@ class Offer(models.Model):
     )
     vcpus = models.DecimalField(max_digits=7, decimal_places=1, null=True, blank=True)
     ram_gib = models.DecimalField(max_digits=9, decimal_places=1, null=True, blank=True)
-    pricing_model = models.CharField(max_length=10, choices=PRICING_MODEL_CHOICES)
+    pricing_model = models.CharField(max_length=20, choices=PRICING_MODEL_CHOICES)
+    # Reserved: the hourly equivalent of the term's price, paid for the whole term (the source
+    # note says the term's total).
     usd_per_hour = models.DecimalField(max_digits=12, decimal_places=6)
     # Derived by the database so it can never disagree with the price it comes from.
     usd_per_gpu_hour = models.GeneratedField(
@@ -276,6 +280,16 @@ class Offer(models.Model):
     @property
     def pricing_url(self) -> str | None:
         return pricing_url(self.provider.pricing_url_template, self.instance_type)
+
+    @property
+    def term_years(self) -> int | None:
+        """A reservation's term; None for prices paid by the hour."""
+        return RESERVED_TERM_YEARS.get(self.pricing_model)
+
+    @property
+    def term_hours(self) -> int | None:
+        """The hours a reservation's price is spread over (its usd_per_hour is per one)."""
+        return self.term_years and self.term_years * HOURS_PER_YEAR
 
     @property
     def freshness(self) -> str:

@@ -10,7 +10,7 @@ from django.db.models import Count, F, FloatField, Min, Q, QuerySet, Window
 from django.db.models.functions import Cast, RowNumber
 
 from catalog.domain.freshness import freshness_note, offer_freshness
-from catalog.domain.quotes import PricingModel
+from catalog.domain.quotes import PAY_AS_YOU_GO, PricingModel
 from catalog.models import CatalogueVersion, Gpu, Offer, PriceHistory, PriceRefresh, PriceSource
 
 
@@ -45,7 +45,7 @@ class CheapestPrice:
 
 @dataclass(frozen=True)
 class GpuOfferStats:
-    offer_count: int = 0  # both pricing models, stale ones included
+    offer_count: int = 0  # every pricing model (reserved too), stale ones included
     on_demand: CheapestPrice | None = None  # of the offers that are not stale
     spot: CheapestPrice | None = None
 
@@ -158,9 +158,10 @@ def offer_history_list(*, offer: Offer) -> QuerySet[PriceHistory]:
 
 
 def gpu_cheapest_per_gpu_hour_history(*, gpu: Gpu) -> list[tuple[datetime, float]]:
-    """The lowest per-GPU-hour price any offer of this GPU had at each observation time."""
+    """The lowest per-GPU-hour price any offer of this GPU paid by the hour (on-demand or
+    spot; a reservation is paid for its whole term) had at each observation time."""
     rows = (
-        PriceHistory.objects.filter(offer__gpu=gpu)
+        PriceHistory.objects.filter(offer__gpu=gpu, offer__pricing_model__in=PAY_AS_YOU_GO)
         .values("observed_at")
         .annotate(
             cheapest=Min(

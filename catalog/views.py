@@ -122,6 +122,7 @@ def gpu_detail_page(request: HttpRequest, canonical_key: str) -> HttpResponse:
     show_all = request.GET.get("all") == "1"
     groups = group_offers_by_provider(offers, rows_per_provider=ROWS_PER_PROVIDER)
     provider_page = Paginator(groups, PROVIDERS_PER_PAGE).get_page(request.GET.get("page"))
+    reserved_shown = any(group.has_reserved for group in groups)
     return render(
         request,
         "catalog/gpu_detail.html",
@@ -134,6 +135,9 @@ def gpu_detail_page(request: HttpRequest, canonical_key: str) -> HttpResponse:
             "provider_count": len(groups),
             "provider_page": provider_page,
             "rows_per_provider": ROWS_PER_PROVIDER,
+            "reserved_shown": reserved_shown,
+            # Instance, region, GPUs, four on-demand and spot prices; two reserved ones.
+            "column_count": 9 if reserved_shown else 7,
             "history_chart": price_history_svg(
                 gpu_cheapest_per_gpu_hour_history(gpu=gpu),
                 title=f"Cheapest {gpu.name} offer, USD per GPU-hour, at each observation",

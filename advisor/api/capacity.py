@@ -15,12 +15,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from advisor.api.serializers import SizingRequestSerializer
-from advisor.domain.devices import Offer
 from advisor.domain.planning.capacity import CapacityPlan, Load, Objectives, plan_capacity
+from advisor.domain.planning.ownership import OwnershipInputs
 from advisor.domain.planning.report import capacity_report
-from advisor.domain.sizing.rental import PRICING_MODELS
+from advisor.domain.planning.schedule import HOURS_PER_DAY
+from advisor.domain.sizing.rental import BILLED_PRICING_MODELS, MAX_GPUS
 from advisor.domain.sizing.workload import CONTEXT_TOKENS_CEILING, Task
-from advisor.selectors import catalogue_snapshot_get
+from advisor.ownership import capacity_rent_vs_buy
+from advisor.selectors import catalogue_offers_get
 
 # The sizing fields a capacity request leaves out: training settings, and the batch and
 # context, which the load sets. Each takes the sizing field's default.
@@ -36,6 +38,8 @@ _SIZING_ONLY = (
     "lora_rank",
     "lora_targets",
     "train_tokens",
+    "gpu_count",
+    "train_days",
     "activation_checkpointing",
     "optimizer_offload",
     "parameter_offload",
@@ -59,6 +63,13 @@ def _objective(what: str) -> serializers.FloatField:
 
 
 class CapacityRequestSerializer(SizingRequestSerializer):
+    # A serving replica does not span nodes here: one instance, as before.
+    max_gpus = serializers.IntegerField(
+        default=MAX_GPUS,
+        min_value=1,
+        max_value=MAX_GPUS,
+        help_text="At most this many GPUs per replica.",
+    )
     requests_per_second = serializers.FloatField(
         min_value=0.0001,
         max_value=MAX_REQUESTS_PER_SECOND,
@@ -70,6 +81,17 @@ class CapacityRequestSerializer(SizingRequestSerializer):
         min_value=0.0001,
         max_value=MAX_REQUESTS_PER_SECOND,
         help_text="The average rate, for the utilisation at it (empty: the peak).",
+    )
+    hourly_requests_per_second = serializers.ListField(
+        child=serializers.FloatField(min_value=0, max_value=MAX_REQUESTS_PER_SECOND),
+        min_length=HOURS_PER_DAY,
+        max_length=HOURS_PER_DAY,
+        required=False,
+        allow_null=True,
+        help_text=(
+            "The rate in each hour of a day, 24 values from midnight, none above the peak: "
+            "prices a schedule that follows it (usd_per_month.scheduled) and gives the average."
+        ),
     )
     prompt_tokens = serializers.IntegerField(
         min_value=1, max_value=CONTEXT_TOKENS_CEILING, help_text="The mean prompt, in tokens."
@@ -100,6 +122,7 @@ class CapacityRequestSerializer(SizingRequestSerializer):
             raise serializers.ValidationError(
                 {"average_requests_per_second": ["The average cannot exceed the peak."]}
             )
+        hourly = _hourly_profile(attrs, average)
         try:
             attrs = super().validate(attrs)
         except serializers.ValidationError as error:
@@ -116,9 +139,41 @@ class CapacityRequestSerializer(SizingRequestSerializer):
             prompt_tokens=prompt,
             output_tokens=output,
             average_requests_per_second=average,
+            hourly_requests_per_second=hourly,
         )
         attrs["objectives"] = Objectives(**{name: attrs.get(name) for name in OBJECTIVES})
         return attrs
+
+
+def _hourly_profile(attrs: dict, average: float | None) -> tuple[float, ...] | None:
+    """The 24-hour profile, checked against the peak and the average."""
+    hourly = attrs.get("hourly_requests_per_second")
+    if hourly is None:
+        return None
+    peak = attrs["requests_per_second"]
+    above = [hour for hour, rate in enumerate(hourly) if rate > peak * (1 + 1e-9)]
+    if above:
+        raise serializers.ValidationError(
+            {
+                "hourly_requests_per_second": [
+                    f"Hour {above[0]} ({hourly[above[0]]:g} requests/s) is above the peak "
+                    f"({peak:g}): the peak is the busiest hour's rate."
+                ]
+            }
+        )
+    if not any(hourly):
+        raise serializers.ValidationError(
+            {"hourly_requests_per_second": ["Every hour is 0: give the rate in each hour."]}
+        )
+    if average is not None:
+        raise serializers.ValidationError(
+            {
+                "average_requests_per_second": [
+                    "Give the average or the 24-hour profile, not both: the profile sets it."
+                ]
+            }
+        )
+    return tuple(hourly)
 
 
 # Left out of the request (and its schema), as a subclass leaves a field out by naming it None.
@@ -130,12 +185,9 @@ CapacityRequestSerializer._declared_fields = {
 
 
 def capacity_advise(validated: dict[str, Any]) -> CapacityPlan:
-    """The plan over the catalogue, every candidate billed on its on-demand and spot offers."""
-    offers: dict[str, list[Offer]] = {}
-    for pricing_model in PRICING_MODELS:
-        devices, by_device = catalogue_snapshot_get(pricing_model=pricing_model)
-        for key, rows in by_device.items():
-            offers[key] = [*offers.get(key, ()), *rows]
+    """The plan over the catalogue, every candidate billed on its on-demand, spot and reserved
+    (1 and 3 years, at the hourly equivalent of the term's price) offers."""
+    devices, offers = catalogue_offers_get(pricing_models=BILLED_PRICING_MODELS)
     return plan_capacity(
         validated["workload"], validated["load"], validated["objectives"], devices, offers
     )
@@ -149,6 +201,11 @@ def capacity_answer(validated: dict[str, Any]) -> dict[str, Any]:
         include_rejected=validated["include_rejected"],
     )
     report["model"]["source"] = validated["model_source"]
+    capacity_rent_vs_buy(
+        report,
+        rental=validated["workload"].rental,
+        inputs=validated.get("ownership") or OwnershipInputs(),
+    )
     return report
 
 

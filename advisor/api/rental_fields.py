@@ -4,7 +4,7 @@ naming the ones it does)."""
 
 from rest_framework import serializers
 
-from advisor.domain.sizing.rental import MAX_GPUS
+from advisor.domain.sizing.rental import MAX_CLUSTER_GPUS, MAX_GPUS
 from advisor.domain.sizing.report import DEFAULT_MAX_CANDIDATES
 from advisor.selectors import rental_vocabulary_get
 from config.api_fields import StringField
@@ -36,7 +36,11 @@ class RentalAndAnswerFields(serializers.Serializer):
         help_text="No offers of marketplaces, where hosts set the prices (Vast.ai, Hyperbolic).",
     )
     max_gpus = serializers.IntegerField(
-        default=MAX_GPUS, min_value=1, max_value=MAX_GPUS, help_text="At most this many GPUs."
+        default=MAX_GPUS,
+        min_value=1,
+        max_value=MAX_CLUSTER_GPUS,
+        help_text=f"At most this many GPUs: up to {MAX_GPUS} (one instance) to serve, up to "
+        f"{MAX_CLUSTER_GPUS:,} across nodes to train (powers of two beyond {MAX_GPUS}).",
     )
     max_candidates = serializers.IntegerField(
         default=DEFAULT_MAX_CANDIDATES,

@@ -5,6 +5,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from advisor.api.ownership_fields import ownership_field
 from advisor.api.rental_fields import RentalAndAnswerFields
 from advisor.domain.portability.questionnaire import Answers
 from advisor.domain.portability.questions import (
@@ -33,7 +34,13 @@ from advisor.domain.sizing.bundled_models import (
 )
 from advisor.domain.sizing.hub_ids import HubRef, InvalidHubId, looks_like_hub_id, parse_hub_ref
 from advisor.domain.sizing.precision import Dtype
-from advisor.domain.sizing.rental import ANY_PRICING, ON_DEMAND, PRICING_MODELS, Rental
+from advisor.domain.sizing.rental import (
+    ANY_PRICING,
+    MAX_CLUSTER_GPUS,
+    ON_DEMAND,
+    PRICING_MODELS,
+    Rental,
+)
 from advisor.domain.sizing.stacks import (
     DEFAULT_STACK_BY_TASK,
     GPU_MEMORY_UTILIZATION_MAX,
@@ -48,6 +55,7 @@ from advisor.domain.sizing.workload import (
     DEFAULT_CONTEXT_TOKENS,
     LONG_CONTEXT_TOKENS,
     LORA_TARGETS_ALL,
+    MAX_TRAIN_DAYS,
     Goal,
     Optimizer,
     Task,
@@ -187,6 +195,22 @@ class SizingRequestSerializer(JsonTypesMixin, RentalAndAnswerFields):
     train_tokens = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=10**15
     )
+    gpu_count = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_CLUSTER_GPUS,
+        help_text="Also size this many GPUs (at most max_gpus). Across nodes it is priced as "
+        "a whole number of one offer's instances (a multiple of its GPUs: 8 for most).",
+    )
+    train_days = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0.001,
+        max_value=MAX_TRAIN_DAYS,
+        help_text="Training: a deadline in days. The answer's deadline lists, per GPU type and "
+        "provider, the smallest cluster that finishes within it, with its time and cost.",
+    )
     stack = serializers.ChoiceField(
         choices=[(name, name) for name in STACKS],
         required=False,
@@ -250,6 +274,7 @@ class SizingRequestSerializer(JsonTypesMixin, RentalAndAnswerFields):
         "offer's pricing_model says which).",
     )
     goal = serializers.ChoiceField(choices=_choices(Goal), default=Goal.CHEAPEST.value)
+    ownership = ownership_field()
 
     def validate_model(self, value: str) -> str | HubRef:
         """A bundled slug; a bundled model's Hub id (its bundled config, no request); else a
@@ -361,6 +386,8 @@ class SizingRequestSerializer(JsonTypesMixin, RentalAndAnswerFields):
                 exclude_marketplaces=attrs["exclude_marketplaces"],
                 max_gpus=attrs["max_gpus"],
             ),
+            gpu_count=attrs.get("gpu_count"),
+            train_days=attrs.get("train_days"),
             notes=tuple(notes),
         )
         try:
@@ -378,6 +405,9 @@ class SizingRequestSerializer(JsonTypesMixin, RentalAndAnswerFields):
                         "optimizer_offload",
                         "activation_offloading",
                         "optimizer_in_backward",
+                        "max_gpus",
+                        "gpu_count",
+                        "train_days",
                     )
                     if message.startswith(name)
                 ),

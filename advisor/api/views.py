@@ -6,9 +6,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from advisor.api.serializers import PortabilityRequestSerializer, SizingRequestSerializer
+from advisor.domain.planning.ownership import OwnershipInputs
 from advisor.domain.portability.questionnaire import answer
 from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.report import sizing_report
+from advisor.ownership import sizing_rent_vs_buy
 from advisor.services import sizing_advise
 
 
@@ -68,6 +70,9 @@ class SizingView(APIView):
             include_rejected=data["include_rejected"],
         )
         report["model"]["source"] = serializer.validated_data["model_source"]
+        sizing_rent_vs_buy(
+            report, workload=data["workload"], inputs=data.get("ownership") or OwnershipInputs()
+        )
         return Response(report)
 
 

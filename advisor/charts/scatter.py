@@ -29,10 +29,10 @@ class ScatterLegend:
     labels: list[Label]
 
 
-def _scatter_legend(width: float) -> tuple[ScatterLegend, float]:
+def _scatter_legend(width: float, frontier_label: str) -> tuple[ScatterLegend, float]:
     """The legend wrapped to the chart's width, and the y of its last row."""
     entries = (
-        (30, "Pareto frontier: cheapest for its speed"),
+        (30, frontier_label),
         (16, "other candidates"),
         (18, "recommended"),
     )
@@ -92,19 +92,23 @@ def scatter_chart(
     empty_message: str = "No priced candidate to plot.",
     width: float = 640.0,
     height: float = 420.0,
+    frontier_label: str = "Pareto frontier: cheapest for its speed",
+    x_target: tuple[float, str] | None = None,
 ) -> str:
     """Each point a labelled dot; the Pareto frontier joined by a line. Axes go logarithmic
-    when their values span a decade or more."""
+    when their values span a decade or more. `x_target` draws a vertical line at that x with
+    its label (an objective the points are held to), inside the axis."""
     desc = f"Scatter of {y_label} against {x_label}; the Pareto frontier is joined by a line."
     context = frame(width, height, title, desc, "cost-chart")
     usable = [p for p in points if math.isfinite(p.x) and math.isfinite(p.y) and p.x > 0]
     if not usable:
         context["empty"] = Label(width / 2, height / 2, empty_message, "note", 14, "middle")
         return render_to_string("charts/scatter.svg", context)
-    legend, legend_y = _scatter_legend(width)
+    legend, legend_y = _scatter_legend(width, frontier_label)
     top = max(56.0, legend_y + 24)
     x0, x1, y0, y1 = 70.0, width - 16.0, height - 50.0, top
-    x_axis, y_axis = Axis.fit([p.x for p in usable]), Axis.fit([p.y for p in usable])
+    xs = [p.x for p in usable] + ([x_target[0]] if x_target else [])
+    x_axis, y_axis = Axis.fit(xs), Axis.fit([p.y for p in usable])
     sx, sy = x_axis.scale(x0, x1), y_axis.scale(y0, y1)
     frontier = pareto_frontier(usable, higher_x_is_better=higher_x_is_better)
     on_frontier = {id(p) for p in frontier}
@@ -137,5 +141,19 @@ def scatter_chart(
         else "",
         dots=dots,
         labels=labels,
+        target=_target(x_target, sx, (x0, y0, x1, y1)),
     )
     return render_to_string("charts/scatter.svg", context)
+
+
+def _target(
+    x_target: tuple[float, str] | None, sx: Callable[[float], float], plot: Box
+) -> LabelledRule | None:
+    """The objective's vertical line, labelled at its top, on the side with room."""
+    if x_target is None:
+        return None
+    value, text = x_target
+    x, (x0, y0, x1, y1) = sx(value), plot
+    anchor = "end" if x - x0 > x1 - x else "start"
+    offset = -4 if anchor == "end" else 4
+    return LabelledRule(Rule(x, y0, x, y1), Label(x + offset, y1 + 12, text, "bad", 11, anchor))

@@ -13,6 +13,7 @@ from functools import cached_property
 from advisor.domain.compatibility import platform_of
 from advisor.domain.provenance import fitted
 from advisor.domain.sizing.memory_breakdown import GIB, USABLE_FRACTION
+from catalog.domain.networks import InstanceNetwork, instance_network
 
 # Fabrics that join a whole node's GPUs (tensor parallelism stays inside one).
 _NODE_FABRICS = ("nvlink", "infinity fabric", "xe link", "ici", "roce")
@@ -104,6 +105,8 @@ class Device:
     # The total nvidia-smi reports on a real card (MiB), as the catalogue sources it; None
     # where none is published, and the datasheet figure is used instead.
     visible_memory_mib: int | None = None
+    # The board's power (TDP) in watts as the catalogue lists it; None where it has none.
+    tdp_watts: float | None = None
 
     @property
     def low_confidence_warning(self) -> str | None:
@@ -213,3 +216,9 @@ class Offer:
     @property
     def is_marketplace(self) -> bool:
         return self.provider_kind == MARKETPLACE
+
+    @property
+    def network(self) -> InstanceNetwork:
+        """The fabric a cluster of this instance joins over (catalog/data/instance_networks.csv),
+        or the assumed Ethernet when the instance is not listed."""
+        return instance_network(self.provider, self.instance_type)

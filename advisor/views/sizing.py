@@ -22,9 +22,11 @@ from django_htmx.http import push_url
 
 from advisor.api.serializers import MAX_CONFIG_BYTES
 from advisor.comparison import COMPARE_MAX
+from advisor.domain.planning.ownership import OwnershipInputs
 from advisor.domain.sizing.report import DEFAULT_MAX_CANDIDATES, sizing_report
 from advisor.exports import DOWNLOAD_FORMATS, answer_download
 from advisor.forms import INPUT_NAMES, SOURCES, SizingForm
+from advisor.ownership import sizing_rent_vs_buy
 from advisor.presenters import answer_context
 from advisor.services import sizing_advise
 
@@ -94,6 +96,7 @@ def _sizing_page(request: HttpRequest) -> HttpResponse:
             include_rejected=True,
         )
         report["model"]["source"] = form.model_config_source
+        sizing_rent_vs_buy(report, workload=form.workload, inputs=OwnershipInputs())
         download = request.GET.get("download")
         if download in DOWNLOAD_FORMATS and not posted:
             return answer_download(

@@ -88,3 +88,14 @@ class OfferSerializer(serializers.ModelSerializer):
             "provider_kind",
             "pricing_url",
         ]
+        extra_kwargs = {
+            "pricing_model": {
+                "help_text": "on_demand and spot are paid by the hour; reserved_1y and "
+                "reserved_3y are reservations, paid for the whole term."
+            },
+            "usd_per_hour": {
+                "help_text": "USD per hour of the instance; for a reservation, the hourly "
+                "equivalent: the term's price over 8,760 hours a year of the term (the "
+                "source note gives the term's total)."
+            },
+        }

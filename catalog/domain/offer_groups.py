@@ -1,5 +1,7 @@
 """A GPU's offers as an answer rather than a list: one group per provider, cheapest provider
-first; in each group one row per instance and place, its on-demand and spot prices side by side.
+first; in each group one row per instance and place, its on-demand, spot and reserved prices
+side by side. What is cheapest is decided on the prices paid by the hour (on-demand and spot): a
+reserved price is paid for a whole term and is only compared where a row has nothing else.
 
 Works on anything with the offer's attributes (`provider.name`, `instance_type`, `region`,
 `zone`, `gpu_count`, `pricing_model`, `usd_per_hour`, `usd_per_gpu_hour`), so the catalogue's
@@ -12,10 +14,18 @@ from typing import Any
 
 from catalog.domain.quotes import PricingModel
 
+# The row's attribute for each pricing model.
+_SLOT = {
+    PricingModel.ON_DEMAND.value: "on_demand",
+    PricingModel.SPOT.value: "spot",
+    PricingModel.RESERVED_1Y.value: "reserved_1y",
+    PricingModel.RESERVED_3Y.value: "reserved_3y",
+}
+
 
 @dataclass
 class InstanceRow:
-    """One instance type in one region/zone of one provider, with both of its prices."""
+    """One instance type in one region/zone of one provider, with each of its prices."""
 
     instance_type: str
     region: str
@@ -23,10 +33,22 @@ class InstanceRow:
     gpu_count: int
     on_demand: Any = None
     spot: Any = None
+    reserved_1y: Any = None
+    reserved_3y: Any = None
+
+    @property
+    def offers(self) -> list[Any]:
+        return [o for o in (self.on_demand, self.spot, self.reserved_1y, self.reserved_3y) if o]
+
+    @property
+    def first_offer(self) -> Any:
+        """The offer the row's name links to: on-demand, else spot, else a reservation."""
+        return self.offers[0]
 
     @property
     def cheapest_usd_per_gpu_hour(self) -> float:
-        return min(float(offer.usd_per_gpu_hour) for offer in (self.on_demand, self.spot) if offer)
+        hourly = [offer for offer in (self.on_demand, self.spot) if offer] or self.offers
+        return min(float(offer.usd_per_gpu_hour) for offer in hourly)
 
 
 @dataclass
@@ -50,7 +72,11 @@ class ProviderGroup:
 
     @property
     def offer_count(self) -> int:
-        return sum((row.on_demand is not None) + (row.spot is not None) for row in self.rows)
+        return sum(len(row.offers) for row in self.rows)
+
+    @property
+    def has_reserved(self) -> bool:
+        return any(row.reserved_1y or row.reserved_3y for row in self.rows)
 
 
 def group_offers_by_provider(
@@ -70,10 +96,7 @@ def group_offers_by_provider(
                 offer.instance_type, offer.region, offer.zone, offer.gpu_count
             )
             group.rows.append(row)
-        if offer.pricing_model == PricingModel.SPOT.value:
-            row.spot = offer
-        else:
-            row.on_demand = offer
+        setattr(row, _SLOT[offer.pricing_model], offer)
     for group in groups.values():
         group.rows.sort(
             key=lambda r: (r.cheapest_usd_per_gpu_hour, r.instance_type, r.region, r.zone)

@@ -16,6 +16,23 @@ def usd_amount(value: Decimal) -> Decimal:
 class PricingModel(StrEnum):
     ON_DEMAND = "on_demand"
     SPOT = "spot"
+    # A reservation's price is paid for its whole term whether the instance runs or not; an
+    # offer holds it as its hourly equivalent, the term's price over the term's hours.
+    RESERVED_1Y = "reserved_1y"
+    RESERVED_3Y = "reserved_3y"
+
+
+# Paid for the hours used: what "cheapest on-demand / spot" and hourly renting compare.
+PAY_AS_YOU_GO = (PricingModel.ON_DEMAND, PricingModel.SPOT)
+RESERVED_TERM_YEARS = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
+# 365 days of 24 hours, the year the clouds' pricing calculators bill (the planner's month is
+# a twelfth of it): a term's price over its hours, whatever leap days it spans.
+HOURS_PER_YEAR = 8760
+
+
+def reserved_hourly_equivalent(term_usd: Decimal, years: int) -> Decimal:
+    """A reservation's price for its whole term as USD per hour of the term."""
+    return usd_amount(term_usd / (HOURS_PER_YEAR * years))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 A batch is refused whole when it is empty, when it lists far fewer offers than the source had
 last time (a truncated or partial feed), or when too many of its rows are invalid. Single
-prices that jump by more than a factor of three are held for a person to decide.
+prices that jump by more than a factor of three are held for a person to decide. A reserved
+price above the on-demand price of the same instance in the same place is invalid: a
+reservation is a discount, so such a row is a term's total misread or a wrong row.
 """
 
 from collections.abc import Iterable
@@ -10,7 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from catalog.domain.matching import GpuMatcher
-from catalog.domain.quotes import PriceQuote
+from catalog.domain.quotes import RESERVED_TERM_YEARS, PriceQuote, PricingModel
 
 # Sane per-GPU-hour bounds: the cheapest consumer card on a marketplace is a few cents, the
 # dearest datacenter GPU on demand is tens of dollars.
@@ -56,6 +58,26 @@ def _invalid_reason(quote: PriceQuote) -> str | None:
     return None
 
 
+def _where(quote: PriceQuote) -> tuple[str, str, str, str]:
+    return (quote.provider, quote.instance_type, quote.region, quote.zone)
+
+
+def _above_on_demand_reason(quote: PriceQuote, on_demand: dict[tuple, PriceQuote]) -> str | None:
+    """Why a reserved quote costs more per hour than renting the same instance on demand (the
+    batch's valid on-demand quote), or None."""
+    years = RESERVED_TERM_YEARS.get(quote.pricing_model)
+    rented = on_demand.get(_where(quote))
+    if years is None or rented is None or quote.usd_per_hour <= rented.usd_per_hour:
+        return None
+    where = f"{quote.instance_type} in {quote.region}{'/' + quote.zone if quote.zone else ''}"
+    term = "1 year" if years == 1 else f"{years} years"
+    return (
+        f"{where}: reserved {term} at ${quote.usd_per_hour:.4f} per hour (the term's price "
+        f"over its hours) is above its on-demand ${rented.usd_per_hour:.4f}; a reservation is "
+        "a discount, so check the feed's term total and term"
+    )
+
+
 def validate_batch(
     quotes: Iterable[PriceQuote],
     *,
@@ -69,8 +91,13 @@ def validate_batch(
     if not quotes:
         raise BatchRefused("the feed returned no offers")
     batch = ValidatedBatch()
+    on_demand = {
+        _where(quote): quote
+        for quote in quotes
+        if quote.pricing_model == PricingModel.ON_DEMAND and _invalid_reason(quote) is None
+    }
     for quote in quotes:
-        reason = _invalid_reason(quote)
+        reason = _invalid_reason(quote) or _above_on_demand_reason(quote, on_demand)
         if reason:
             batch.rejected.append(RejectedQuote(quote, reason))
             continue

@@ -57,7 +57,8 @@ def _read_azure(request: FeedRequest) -> FetchedFeed:
     with (request.data_dir / "azure_gpu_skus.csv").open(newline="") as table:
         skus = parse_sku_table(table)
     with request.client() as http:
-        return FetchedFeed(fetch_azure(http, request.url, skus, max_bytes=request.max_bytes))
+        prices = fetch_azure(http, request.url, skus, max_bytes=request.max_bytes)
+    return FetchedFeed(prices.quotes, invalid=prices.invalid)
 
 
 def _read_skypilot(request: FeedRequest) -> FetchedFeed:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from catalog.domain.quotes import PriceQuote, PricingModel, usd_amount
+from catalog.domain.quotes import PAY_AS_YOU_GO, PriceQuote, usd_amount
 
 REQUIRED = (
     "provider",
@@ -57,11 +57,11 @@ def parse_price_csv(lines: Iterable[str], *, source: str) -> ParsedCsv:
         errors: list[str] = []
         price = _number(row, "usd_per_hour", line, errors)
         count = _number(row, "gpu_count", line, errors)
-        try:
-            model = PricingModel((row.get("pricing_model") or "").strip())
-        except ValueError:
+        # Reserved prices come from feeds that give the term's price, not from a staff sheet.
+        raw_model = (row.get("pricing_model") or "").strip()
+        model = next((m for m in PAY_AS_YOU_GO if m == raw_model), None)
+        if model is None:
             errors.append(f"line {line}: pricing_model must be on_demand or spot")
-            model = None
         if price is None and not errors:
             errors.append(f"line {line}: usd_per_hour is empty")
         if count is None or count != int(count) or count < 1:

@@ -17,7 +17,7 @@ import re
 from collections import defaultdict
 from decimal import Decimal
 
-from catalog.domain.quotes import PricingModel
+from catalog.domain.quotes import PAY_AS_YOU_GO, PricingModel
 from catalog.feeds.skypilot_rows import (
     CPU_ONLY,
     Instance,
@@ -86,7 +86,7 @@ GpuKey = tuple[str, int, str, str]  # accelerator, count, region, zone
 def _sum(host: Prices, gpu: Prices) -> Prices:
     return {
         model: None if host[model] is None or gpu[model] is None else host[model] + gpu[model]
-        for model in PricingModel
+        for model in PAY_AS_YOU_GO
     }
 
 

@@ -68,11 +68,13 @@ _MAX_CONTEXT_SEARCH = (1, 2**21)
 FITTING_MODULES = (
     "advisor.domain.devices",
     "advisor.domain.planning.assumptions",
+    "advisor.domain.planning.ownership",
     "advisor.domain.sizing.memory_breakdown",
     "advisor.domain.sizing.memory_spread",
     "advisor.domain.sizing.phases",
     "advisor.domain.sizing.serving_memory",
     "advisor.domain.sizing.stacks",
+    "advisor.domain.sizing.speed.cluster",
     "advisor.domain.sizing.speed.communication",
     "advisor.domain.sizing.speed.efficiency",
     "advisor.domain.sizing.speed.moe",

@@ -72,6 +72,7 @@ def catalogue_devices() -> dict[str, Device]:
             spec_notes=row["notes"],
             mig_profiles=mig_profiles.get(row["canonical_key"], ()),
             visible_memory_mib=_whole(row["visible_memory_mib"]),
+            tdp_watts=_number(row["tdp_w"]),
         )
         for row in rows
     }

@@ -14,7 +14,7 @@ import advisor.charts as charts
 import advisor.domain.portability as portability
 from advisor.domain.portability import decisions, rules
 
-CHART_MODULES = {"__init__", "geometry", "axes", "memory", "scatter", "points"}
+CHART_MODULES = {"__init__", "geometry", "axes", "memory", "scatter", "schedule", "points"}
 PORTABILITY = Path(portability.__file__).parent
 MAX_CHART_MODULE_LINES = 300
 MAX_PORTABILITY_MODULE_LINES = 400

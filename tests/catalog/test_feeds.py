@@ -67,7 +67,9 @@ def test_gpuhunt_catalogue_is_read_through_gpuhunt_from_a_served_mirror(server):
 def test_azure_pages_through_next_page_link_and_skips_windows_low_priority_and_devtest():
     transport = azure_transport(recorded_azure_pages())
     with new_client(transport=transport) as client:
-        quotes = fetch_azure(client, "https://prices.example/api", azure_skus(), max_bytes=10**6)
+        quotes = fetch_azure(
+            client, "https://prices.example/api", azure_skus(), max_bytes=10**6
+        ).quotes
     keys = {(q.instance_type, q.region, q.pricing_model) for q in quotes}
     assert len(quotes) == len(keys) == 11  # 14 rows less Windows, Low Priority and DevTest
     a100 = next(
@@ -110,7 +112,9 @@ def test_the_recorded_azure_sample_parses():
     sample = json.loads((PRICES / "azure_retail_prices_sample.json").read_text())
     transport = httpx.MockTransport(lambda request: httpx.Response(200, json=sample))
     with new_client(transport=transport) as client:
-        quotes = fetch_azure(client, "https://prices.example/api", azure_skus(), max_bytes=10**6)
+        quotes = fetch_azure(
+            client, "https://prices.example/api", azure_skus(), max_bytes=10**6
+        ).quotes
     assert sorted((q.region, q.pricing_model.value, str(q.usd_per_hour)) for q in quotes) == [
         ("eastus", "on_demand", "3.673000"),
         ("eastus", "spot", "0.734500"),

@@ -10,6 +10,11 @@ from catalog.services import catalog_load_bundled
 from tests.helpers import PASSWORD, sign_in
 
 PHONE = {"width": 390, "height": 844}
+PLAN_ANSWER = (
+    "/plan/?model=llama-3.1-8b&requests_per_second=40&prompt_tokens=2000&output_tokens=300"
+    "&ttft_p95_ms=500&hourly_requests_per_second=5,4,3,3,3,4,8,15,25,32,36,40,40,38,36,35,33,30,"
+    "26,22,18,14,10,7"
+)
 SIGNED_OUT_PAGES = (
     "/",
     "/gpus/H100-SXM/",
@@ -19,6 +24,8 @@ SIGNED_OUT_PAGES = (
     "/size/",
     "/size/?model=llama-3.1-8b&task=inference",
     "/size/?model=llama-3.1-70b&task=lora",
+    "/plan/",
+    PLAN_ANSWER,
     "/portability/",
     "/account/login/",
 )
@@ -146,3 +153,13 @@ def test_the_sizing_charts_keep_their_text_legible_on_a_phone(phone: Page, site:
         expect(phone.locator(f".chart-wide svg.{chart}")).to_be_hidden()
         smallest = phone.evaluate(_SMALLEST_CHART_TEXT_PX, f"svg.{chart}")
         assert smallest >= 10, (chart, smallest)  # the wide chart drawn at 390 px gives ~6
+
+
+def test_the_plan_charts_keep_their_text_legible_on_a_phone(phone: Page, site: str):
+    phone.goto(f"{site}{PLAN_ANSWER}")
+    expect(phone.locator("#plan-headline")).to_be_visible()
+    for chart in ("schedule-chart", "cost-chart"):
+        expect(phone.locator(f".chart-phone svg.{chart}")).to_be_visible()
+        expect(phone.locator(f".chart-wide svg.{chart}")).to_be_hidden()
+        smallest = phone.evaluate(_SMALLEST_CHART_TEXT_PX, f"svg.{chart}")
+        assert smallest >= 10, (chart, smallest)

@@ -35,7 +35,12 @@ fitted(
 
 
 def planning_assumptions(
-    prompt_tokens: int, output_tokens: int, chunk_tokens: int, pricing_model: str
+    prompt_tokens: int,
+    output_tokens: int,
+    chunk_tokens: int,
+    pricing_model: str,
+    *,
+    hourly_profile: bool = False,
 ) -> list[str]:
     """The queueing model's and the bill's assumptions, as the answer states them."""
     return [
@@ -64,6 +69,20 @@ def planning_assumptions(
         f"a month is {HOURS_PER_MONTH} hours of every replica, at the offer's price per GPU-hour",
         f"spot: {SPOT_SPARE_REPLICA_FRACTION:.0%} more replicas (at least one more), rounded "
         "up, so the peak is still served while preempted replicas are replaced",
-        "reserved (1 and 3 years) and scheduled (a 24-hour schedule) bills are not priced yet",
-        f"ranked by the {pricing_model} bill of the plans that meet every objective",
+        "reserved 1 and 3 years: every replica reserved for the term, at the feed's term "
+        "price spread over its hours (paid whether the replica runs or not); null where no "
+        "feed publishes a reservation for that offer",
+        *(
+            [
+                "scheduled: each hour of the 24-hour profile gets the replicas its rate needs "
+                "(at least one); the replica levels that run more of the day than the 1-year "
+                "reservation's share of the on-demand price are reserved around the clock, "
+                "the rest rented on demand hour by hour (a month is 730 / 24 days of the "
+                "profile; starting a replica is taken as instant)"
+            ]
+            if hourly_profile
+            else ["scheduled: null without a 24-hour profile (hourly_requests_per_second)"]
+        ),
+        f"ranked by the {pricing_model} bill of the plans that meet every objective"
+        + (" (the cheapest way to pay that is offered)" if pricing_model == "any" else ""),
     ]

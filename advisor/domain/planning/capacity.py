@@ -15,9 +15,18 @@ from advisor.domain.planning.assumptions import (
     planning_assumptions,
 )
 from advisor.domain.planning.queueing import NO_LOAD_RATE, Latency, ReplicaQueue, Traffic
+from advisor.domain.planning.schedule import replicas_by_hour, scheduled_bill
 from advisor.domain.planning.timing import ENDS, ReplicaTimes
 from advisor.domain.sizing.recommend import Candidate, Remedy, recommend
-from advisor.domain.sizing.rental import ANY_PRICING, ON_DEMAND, SPOT, offer_choose
+from advisor.domain.sizing.rental import (
+    ANY_PRICING,
+    BILLED_PRICING_MODELS,
+    ON_DEMAND,
+    RESERVED_1Y,
+    RESERVED_3Y,
+    SPOT,
+    offer_choose,
+)
 from advisor.domain.sizing.serving_memory import PREFILL_CHUNK_TOKENS
 from advisor.domain.sizing.speed.serving_load import max_load_concurrency
 from advisor.domain.sizing.workload import Workload
@@ -27,6 +36,9 @@ OBJECTIVE_LABELS = {
     "itl_p95_ms": "inter-token latency (p95)",
     "e2e_p95_ms": "end-to-end time (p95)",
 }
+# The schedule's reserved base is bought for a year: a service's load three years out is not
+# known well enough to commit to it.
+SCHEDULE_BASE_TERM = RESERVED_1Y
 # The search stops when the most a replica serves is known to this share.
 _RATE_TOLERANCE = 0.01
 _RATE_SEARCH_STEPS = 30
@@ -38,11 +50,17 @@ class Load:
     prompt_tokens: int  # the mean prompt
     output_tokens: int  # the mean answer
     average_requests_per_second: float | None = None
+    # The rate in each hour of a day (24 values, the first from midnight), when known.
+    hourly_requests_per_second: tuple[float, ...] | None = None
 
     @property
     def average(self) -> float:
-        """The average rate; the peak when none was given."""
-        return self.average_requests_per_second or self.requests_per_second
+        """The average rate: as given, else the profile's mean, else the peak."""
+        if self.average_requests_per_second:
+            return self.average_requests_per_second
+        if self.hourly_requests_per_second:
+            return sum(self.hourly_requests_per_second) / len(self.hourly_requests_per_second)
+        return self.requests_per_second
 
 
 @dataclass(frozen=True)
@@ -76,8 +94,8 @@ def latency_ms(latency: Latency, objective: str) -> float:
 
 @dataclass(frozen=True)
 class MonthlyBill:
-    """USD a month of the plan's replicas, per pricing model; None where not offered (reserved
-    and scheduled are not priced yet)."""
+    """USD a month of the plan's replicas, per pricing model; None where not offered (no
+    offer at that pricing model, or no 24-hour profile for the schedule)."""
 
     on_demand: float | None
     spot: float | None
@@ -92,6 +110,7 @@ class ReplicaPlan:
     meets: bool
     reason: str
     max_requests_per_second_per_replica: float | None = None
+    limit: str | None = None  # what stops one replica from serving more, when it meets
     replicas: int | None = None
     spot_replicas: int | None = None
     utilization_at_average: float | None = None
@@ -103,6 +122,11 @@ class ReplicaPlan:
     offer: Offer | None = None  # the offer the ranking bill is priced on
     on_demand_offer: Offer | None = None
     spot_offer: Offer | None = None
+    reserved_1y_offer: Offer | None = None
+    reserved_3y_offer: Offer | None = None
+    # The schedule: replicas in each hour of the profile, and the base of them reserved.
+    replicas_by_hour: list[int] | None = None
+    reserved_replicas: int | None = None
     usd_per_month: MonthlyBill = field(default_factory=lambda: MonthlyBill(None, None))
     usd_per_month_ranked: float | None = None  # the bill of the request's pricing model
     # One request alone (expected step times): what the objectives are compared with when no
@@ -203,35 +227,87 @@ def _no_load_reason(
     return f"{what}, over the {target:,.0f} ms {OBJECTIVE_LABELS[name]} target at any rate"
 
 
+@dataclass(frozen=True)
+class _Billing:
+    offers: dict[str, Offer | None]  # per pricing model
+    bill: MonthlyBill
+    spot_replicas: int
+    replicas_by_hour: list[int] | None
+    reserved_replicas: int | None
+
+
 def _bills(
-    workload: Workload, candidate: Candidate, offers: Sequence[Offer], replicas: int
-) -> tuple[Offer | None, Offer | None, MonthlyBill, int]:
-    """The on-demand and spot offers for the candidate's GPU count (within the team's rental
-    constraints), the month's bill on each, and the spot plan's replicas."""
-    count = candidate.gpu_count
-    on_demand = offer_choose(
-        offers, gpu_count=count, rental=workload.rental, pricing_model=ON_DEMAND
-    )
-    spot = offer_choose(offers, gpu_count=count, rental=workload.rental, pricing_model=SPOT)
+    workload: Workload,
+    load: Load,
+    candidate: Candidate,
+    offers: Sequence[Offer],
+    replicas: int,
+    rate_per_replica: float,
+) -> _Billing:
+    """The offers for the candidate's GPU count at each pricing model (within the team's
+    rental constraints), the month's bill on each, and the schedule the 24-hour profile
+    needs."""
+    chosen = {
+        model: offer_choose(
+            offers, gpu_count=candidate.gpu_count, rental=workload.rental, pricing_model=model
+        )
+        for model in BILLED_PRICING_MODELS
+    }
     spot_replicas = replicas + max(1, math.ceil(SPOT_SPARE_REPLICA_FRACTION * replicas))
-    bill = MonthlyBill(
-        on_demand=monthly_usd(on_demand, replicas) if on_demand else None,
-        spot=monthly_usd(spot, spot_replicas) if spot else None,
+    monthly = {
+        model: monthly_usd(offer, spot_replicas if model == SPOT else replicas) if offer else None
+        for model, offer in chosen.items()
+    }
+    hourly, schedule = None, None
+    if load.hourly_requests_per_second and chosen[ON_DEMAND]:
+        hourly = replicas_by_hour(load.hourly_requests_per_second, rate_per_replica)
+        base = chosen[SCHEDULE_BASE_TERM]
+        schedule = scheduled_bill(
+            hourly,
+            replica_usd_per_hour(chosen[ON_DEMAND], candidate.gpu_count),
+            replica_usd_per_hour(base, candidate.gpu_count) if base else None,
+        )
+    return _Billing(
+        offers=chosen,
+        bill=MonthlyBill(
+            on_demand=monthly[ON_DEMAND],
+            spot=monthly[SPOT],
+            reserved_1y=monthly[RESERVED_1Y],
+            reserved_3y=monthly[RESERVED_3Y],
+            scheduled=schedule.usd_per_month if schedule else None,
+        ),
+        spot_replicas=spot_replicas,
+        replicas_by_hour=hourly,
+        reserved_replicas=schedule.reserved_replicas if schedule else None,
     )
-    return on_demand, spot, bill, spot_replicas
+
+
+def replica_usd_per_hour(offer: Offer, gpu_count: int) -> float:
+    """One replica of `gpu_count` GPUs for an hour at the offer's price per GPU-hour (for a
+    reservation, the hourly equivalent of its term's price)."""
+    return gpu_count * offer.usd_per_gpu_hour
 
 
 def monthly_usd(offer: Offer, replicas: int) -> float:
     """HOURS_PER_MONTH of `replicas` replicas, each the offer's GPUs at its price per GPU-hour."""
-    return HOURS_PER_MONTH * replicas * offer.gpu_count * offer.usd_per_gpu_hour
+    return HOURS_PER_MONTH * replicas * replica_usd_per_hour(offer, offer.gpu_count)
 
 
 def _ranked_bill(pricing_model: str, plan: ReplicaPlan) -> tuple[float | None, Offer | None]:
+    """The bill a plan is ranked by: the request's pricing model; for "any", the cheapest way
+    to pay that is offered (on demand, spot, reserved or the schedule)."""
     bill = plan.usd_per_month
+    every = [
+        (bill.on_demand, plan.on_demand_offer),
+        (bill.spot, plan.spot_offer),
+        (bill.reserved_1y, plan.reserved_1y_offer),
+        (bill.reserved_3y, plan.reserved_3y_offer),
+        (bill.scheduled, plan.on_demand_offer),
+    ]
     choices = {
-        ON_DEMAND: [(bill.on_demand, plan.on_demand_offer)],
-        SPOT: [(bill.spot, plan.spot_offer)],
-        ANY_PRICING: [(bill.on_demand, plan.on_demand_offer), (bill.spot, plan.spot_offer)],
+        ON_DEMAND: every[:1],
+        SPOT: every[1:2],
+        ANY_PRICING: every,
     }[pricing_model]
     priced = [choice for choice in choices if choice[0] is not None]
     return min(priced, key=lambda choice: choice[0]) if priced else (None, None)
@@ -279,22 +355,27 @@ def _replica_plan(
     if rate <= 0:
         return ReplicaPlan(candidate, False, f"no rate is served within them: {why}")
     replicas = math.ceil(load.requests_per_second / rate - 1e-9)
-    on_demand, spot, bill, spot_replicas = _bills(workload, candidate, offers, replicas)
+    billing = _bills(workload, load, candidate, offers, replicas, rate)
     at_peak = _at_peak(times, queue, load.requests_per_second / replicas)
     plan = ReplicaPlan(
         candidate,
         meets=True,
         reason=f"{rate:,.2f} requests/s per replica within the objectives; beyond, {why}",
+        limit=why,
         max_requests_per_second_per_replica=rate,
         replicas=replicas,
-        spot_replicas=spot_replicas,
+        spot_replicas=billing.spot_replicas,
         utilization_at_average=load.average / (replicas * rate),
         ttft_p95_ms=at_peak["ttft_p95_ms"],
         itl_p95_ms=at_peak["itl_p95_ms"],
         e2e_p95_ms=at_peak["e2e_p95_ms"],
-        on_demand_offer=on_demand,
-        spot_offer=spot,
-        usd_per_month=bill,
+        on_demand_offer=billing.offers[ON_DEMAND],
+        spot_offer=billing.offers[SPOT],
+        reserved_1y_offer=billing.offers[RESERVED_1Y],
+        reserved_3y_offer=billing.offers[RESERVED_3Y],
+        replicas_by_hour=billing.replicas_by_hour,
+        reserved_replicas=billing.reserved_replicas,
+        usd_per_month=billing.bill,
         no_load=no_load,
     )
     plan.usd_per_month_ranked, plan.offer = _ranked_bill(workload.pricing_model, plan)
@@ -346,7 +427,11 @@ def plan_capacity(
         for c in sizing.candidates
     ]
     stated = planning_assumptions(
-        load.prompt_tokens, load.output_tokens, PREFILL_CHUNK_TOKENS, workload.pricing_model
+        load.prompt_tokens,
+        load.output_tokens,
+        PREFILL_CHUNK_TOKENS,
+        workload.pricing_model,
+        hourly_profile=load.hourly_requests_per_second is not None,
     )
     return CapacityPlan(
         workload=workload,

@@ -22,9 +22,12 @@ mean iteration length. From the chain's stationary law:
   (the queue left over, and whoever arrived earlier in the same iteration), then its own;
 - end to end: the p95 time to first token plus the output's iterations at their mean, with
   the normal p95 of their sum's spread.
+`quantile_at` reads the same distributions at another quantile (a published p50 or p99 is
+compared like with like: tests/advisor/capacity_calibration.py).
 """
 
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -84,6 +87,16 @@ class Latency:
     itl_mean_s: float
     e2e_p95_s: float
     concurrency: float  # requests decoding at once, on average
+
+
+@dataclass(frozen=True)
+class LatencyQuantile:
+    """The latencies at one quantile of the same distributions `Latency` reads its p95 from."""
+
+    quantile: float
+    ttft_s: float
+    itl_s: float
+    e2e_s: float
 
 
 def poisson(mean: float, tail: float = _POISSON_TAIL) -> list[tuple[int, float]]:
@@ -316,11 +329,30 @@ class ReplicaQueue:
         self._stationary = law
         return law
 
-    def _latency(
-        self, rate: float, stationary: list[float], decode: float, concurrency: float
-    ) -> Latency:
-        traffic = self._chain
-        per_iteration = traffic.chunks_per_iteration
+    def quantile_at(self, rate: float, quantile: float) -> LatencyQuantile | None:
+        """The latencies at `rate` requests per second at another quantile than the p95 (a
+        published p50 or p99 compared like with like); None where `at(rate)` is None."""
+        latency = self.at(rate)
+        if latency is None:
+            return None
+        decode = self.decode_seconds(latency.concurrency)
+        iterations, itl_mean, itl_variance = self._iterations(self._stationary, latency.concurrency)
+        ttft = weighted_quantile(self._first_token_times(rate, self._stationary, decode), quantile)
+        decodes = max(self._chain.output_tokens - 1, 0)
+        spread = statistics.NormalDist().inv_cdf(quantile) * math.sqrt(decodes * itl_variance)
+        return LatencyQuantile(
+            quantile=quantile,
+            ttft_s=ttft,
+            itl_s=weighted_quantile(iterations, quantile),
+            e2e_s=ttft + decodes * itl_mean + spread,
+        )
+
+    def _iterations(
+        self, stationary: list[float], concurrency: float
+    ) -> tuple[list[tuple[float, float]], float, float]:
+        """The iterations a running request sees, with their weights, and their mean and
+        variance."""
+        per_iteration = self._chain.chunks_per_iteration
         prefills = [
             (self.prefill_seconds(min(queued, per_iteration)), share)
             for queued, share in enumerate(stationary)
@@ -340,9 +372,15 @@ class ReplicaQueue:
         itl_variance = (
             sum(share * (length - itl_mean) ** 2 for length, share in iterations) / weight
         )
+        return iterations, itl_mean, itl_variance
+
+    def _latency(
+        self, rate: float, stationary: list[float], decode: float, concurrency: float
+    ) -> Latency:
+        iterations, itl_mean, itl_variance = self._iterations(stationary, concurrency)
         itl_p95 = weighted_quantile(iterations, P95)
         ttft_p95 = weighted_quantile(self._first_token_times(rate, stationary, decode), P95)
-        decodes = max(traffic.output_tokens - 1, 0)
+        decodes = max(self._chain.output_tokens - 1, 0)
         e2e_p95 = ttft_p95 + decodes * itl_mean + _Z_P95 * math.sqrt(decodes * itl_variance)
         return Latency(ttft_p95, itl_p95, itl_mean, e2e_p95, concurrency)
 

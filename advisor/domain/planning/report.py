@@ -32,6 +32,7 @@ def replica_plan_report(plan: ReplicaPlan) -> dict[str, Any]:
         "fits": candidate.fits,
         "meets_objectives": plan.meets,
         "reason": plan.reason,
+        "limit": plan.limit,
         "max_requests_per_second_per_replica": None if rate is None else round(rate, 3),
         "replicas": plan.replicas,
         "gpus_total": plan.gpus_total,
@@ -51,10 +52,16 @@ def replica_plan_report(plan: ReplicaPlan) -> dict[str, Any]:
             "reserved_3y": _dollars(bill.reserved_3y),
             "scheduled": _dollars(bill.scheduled),
         },
+        # The bill the ranking read (the request's pricing model; for "any", the cheapest).
+        "usd_per_month_ranked": _dollars(plan.usd_per_month_ranked),
         "offers": {
             "on_demand": offer_report(plan.on_demand_offer),
             "spot": offer_report(plan.spot_offer),
+            "reserved_1y": offer_report(plan.reserved_1y_offer),
+            "reserved_3y": offer_report(plan.reserved_3y_offer),
         },
+        "replicas_by_hour": plan.replicas_by_hour,
+        "reserved_replicas": plan.reserved_replicas,
         "warnings": candidate.warnings,
     }
 
@@ -80,6 +87,10 @@ def capacity_report(
         "load": {
             "requests_per_second": load.requests_per_second,
             "average_requests_per_second": load.average_requests_per_second,
+            "hourly_requests_per_second": (
+                list(load.hourly_requests_per_second) if load.hourly_requests_per_second else None
+            ),
+            "average_used": round(load.average, 4),
             "prompt_tokens": load.prompt_tokens,
             "output_tokens": load.output_tokens,
         },

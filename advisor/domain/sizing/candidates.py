@@ -14,6 +14,13 @@ from dataclasses import dataclass, field, replace
 from advisor.domain.compatibility.moves import StackMove
 from advisor.domain.devices import Device, Offer
 from advisor.domain.ranges import Range
+from advisor.domain.sizing.cluster_layout import (
+    SINGLE_NODE_COUNTS,
+    candidate_counts,
+    cluster_offers,
+    multi_node_options,
+    single_node,
+)
 from advisor.domain.sizing.kernel_padding import padded_expert_fraction, pads_weights
 from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.memory import memory_per_gpu
@@ -37,10 +44,11 @@ from advisor.domain.sizing.speed import (
     tensor_parallel_allreduce_seconds,
     training_time,
 )
+from advisor.domain.sizing.speed.cluster import Cluster
 from advisor.domain.sizing.training_memory import PAGED_OPTIMIZER_WARNING, paged_optimizer_memory
-from advisor.domain.sizing.workload import Task, Workload
+from advisor.domain.sizing.workload import Goal, Task, Workload
 
-GPU_COUNTS = (1, 2, 4, 8)
+GPU_COUNTS = SINGLE_NODE_COUNTS
 
 
 class Rejection:
@@ -78,6 +86,8 @@ class Candidate:
     equal_cost_alternative: "Candidate | None" = None
     # Sized under another stack than the workload's, where that one does not run.
     move: StackMove | None = None
+    # Training across nodes: how many of the offer's instances make the cluster.
+    instances: int = 1
 
     @property
     def gpu_count(self) -> int:
@@ -85,7 +95,8 @@ class Candidate:
 
     @property
     def usd_per_hour(self) -> float | None:
-        return self.offer.usd_per_hour if self.offer else None
+        """The whole cluster's price: the offer's per instance times the instances."""
+        return self.offer.usd_per_hour * self.instances if self.offer else None
 
 
 @dataclass(frozen=True)
@@ -151,6 +162,8 @@ def _evaluate(
 def _parallelism_options(workload: Workload, count: int) -> list[Parallelism]:
     if not workload.task.trains:
         return [Parallelism(count, tensor_parallel=count)]
+    if not single_node(count):
+        return multi_node_options(workload, count)
     tp = min(workload.tensor_parallel, count)
     if count % tp:
         return []
@@ -266,6 +279,9 @@ def _candidate(sizing: _Sizing, device: Device, count: int, offers: Sequence[Off
             candidate.warnings.append(f"{note}: memory saved, no compute speed-up")
     if not candidate.fits:
         return candidate
+    if workload.task.trains and not single_node(count):
+        _price_cluster(candidate, workload, offers)
+        return candidate
     candidate.offer = offer_choose(
         offers, gpu_count=count, rental=workload.rental, pricing_model=workload.pricing_model
     )
@@ -288,6 +304,43 @@ def _candidate(sizing: _Sizing, device: Device, count: int, offers: Sequence[Off
                 workload, candidate.speed, candidate.offer.usd_per_hour
             )
     return candidate
+
+
+def _price_cluster(candidate: Candidate, workload: Workload, offers: Sequence[Offer]) -> None:
+    """A training candidate across nodes: its time over each network its instances come with,
+    priced as that many instances; the cheapest run (the fastest, for that goal) is its."""
+    device, parallelism = candidate.device, candidate.parallelism
+    count = parallelism.gpu_count
+    choices = cluster_offers(
+        offers,
+        gpu_count=count,
+        tensor_parallel=parallelism.tensor_parallel,
+        rental=workload.rental,
+        pricing_model=workload.pricing_model,
+    )
+    best = None
+    for offer in choices:
+        timing = training_time(
+            workload, device, parallelism, Cluster(offer.gpu_count, offer.network)
+        )
+        instances = count // offer.gpu_count
+        usd = timing.hours.scaled(offer.usd_per_hour * instances)
+        key = usd.expected if workload.goal is Goal.CHEAPEST else timing.hours.expected
+        if best is None or key < best[0]:
+            best = (key, offer, instances, timing, usd)
+    if best is None:
+        candidate.training = training_time(workload, device, parallelism)
+        candidate.warnings.append(
+            f"no rentable instance of {device.name} whose GPUs make {count:,}: not priced, "
+            "and the network between its nodes is not sized"
+        )
+        return
+    _, candidate.offer, candidate.instances, candidate.training, candidate.usd_per_job = best
+    if candidate.offer.network.assumed:
+        candidate.warnings.append(
+            f"{candidate.offer.instance_type} lists no inter-node fabric: "
+            f"{candidate.offer.network.fabric} between its {candidate.instances} instances"
+        )
 
 
 def _fits_reason(memory: MemoryBreakdown, usable: float, parallelism: Parallelism) -> str:
@@ -332,10 +385,11 @@ def rank_candidates(
     counts: Sequence[int] | None = None,
     move: StackMove | None = None,
 ) -> list[Candidate]:
-    """Every GPU of the catalogue at every count up to the rental's max_gpus, in answer order;
+    """Every GPU of the catalogue at every count up to the rental's max_gpus (across nodes for
+    training: cluster_layout.py), in answer order;
     with `move`, sized under that other stack (on the families it runs on)."""
     if counts is None:
-        counts = [count for count in GPU_COUNTS if count <= workload.rental.max_gpus]
+        counts = candidate_counts(workload)
     # Memory per layout and the layouts per GPU count are the same for every GPU: made once.
     sizing = _Sizing(workload, workload_requirements(workload), move)
     candidates = [

@@ -9,6 +9,8 @@ class Parallelism:
     gpu_count: int
     tensor_parallel: int = 1
     zero_stage: int = 0
+    # Training across nodes: pipeline stages, only where the model does not fit otherwise.
+    pipeline_parallel: int = 1
     # The GPUs share NVLink (or another fast fabric); False: they talk over PCIe.
     fast_link: bool = True
     # Serving: the routed experts' bytes as the stack's kernels load them on this GPU over
@@ -17,7 +19,7 @@ class Parallelism:
 
     @property
     def data_parallel(self) -> int:
-        return self.gpu_count // self.tensor_parallel
+        return self.gpu_count // (self.tensor_parallel * self.pipeline_parallel)
 
     def describe(self) -> str:
         if self.gpu_count == 1:
@@ -25,6 +27,8 @@ class Parallelism:
         parts = []
         if self.tensor_parallel > 1:
             parts.append(f"tensor parallel {self.tensor_parallel}")
+        if self.pipeline_parallel > 1:
+            parts.append(f"pipeline parallel {self.pipeline_parallel}")
         if self.data_parallel > 1:
             parts.append(
                 f"data parallel {self.data_parallel}"

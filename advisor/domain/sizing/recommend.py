@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from advisor.domain.devices import Device, Offer
 from advisor.domain.sizing.assumptions import assumptions
 from advisor.domain.sizing.candidates import GPU_COUNTS, Candidate, Rejection, rank_candidates
+from advisor.domain.sizing.deadline import DeadlinePick, deadline_picks
 from advisor.domain.sizing.other_stacks import OtherStack, other_stacks_for
 from advisor.domain.sizing.ranking import rank
 from advisor.domain.sizing.remedies import Remedy, remedies_for
@@ -32,6 +33,8 @@ class SizingResult:
     remedies: list[Remedy]
     assumptions: list[str]
     other_stacks: list[OtherStack] = field(default_factory=list)
+    # train_days: per GPU type and provider, the smallest cluster within the deadline.
+    deadline: list[DeadlinePick] = field(default_factory=list)
 
     @property
     def fitting(self) -> list[Candidate]:
@@ -56,4 +59,13 @@ def recommend(
         candidates = rank(workload, [*kept, *sized])
     fits = any(c.fits for c in candidates)
     remedies = [] if fits else remedies_for(workload, devices, offers_by_device)
-    return SizingResult(workload, candidates, remedies, assumptions(workload), other_stacks)
+    deadline = deadline_picks(workload, candidates, offers_by_device)
+    notes = assumptions(workload)
+    lead = next((c for c in candidates if c.fits), None)
+    if lead is not None and lead.training is not None and lead.training.scale_out is not None:
+        # What the recommended cluster assumed of its network, in the answer's own list.
+        notes += [
+            f"across nodes ({lead.gpu_count:,} GPUs): {note}"
+            for note in lead.training.scale_out.assumptions()
+        ]
+    return SizingResult(workload, candidates, remedies, notes, other_stacks, deadline)

@@ -16,8 +16,15 @@ if TYPE_CHECKING:  # devices.py reads sizing modules that read this one
     from advisor.domain.devices import Offer
 
 ON_DEMAND, SPOT, ANY_PRICING = "on_demand", "spot", "any"
+# What sizing prices on, and "any" chooses between: paid by the hour, never reserved.
 PRICING_MODELS = (ON_DEMAND, SPOT)
-MAX_GPUS = 8
+# The catalogue's reserved offers, at the hourly equivalent of the term's price: a capacity
+# plan bills a service that runs all year on them; sizing a run never does.
+RESERVED_1Y, RESERVED_3Y = "reserved_1y", "reserved_3y"
+BILLED_PRICING_MODELS = (*PRICING_MODELS, RESERVED_1Y, RESERVED_3Y)
+MAX_GPUS = 8  # one instance: serving replicas, and training inside one node
+# Training across nodes: the most GPUs a request may size (powers of two up to it).
+MAX_CLUSTER_GPUS = 4096
 # Offers within this share of the cheapest cost the same to a team: the tie goes to what is
 # simpler to rent (not a marketplace, a live price).
 OFFER_TIE_FRACTION = 0.03
@@ -54,6 +61,8 @@ class Rental:
             notes.append("no marketplaces, where hosts set prices (exclude_marketplaces)")
         if self.max_gpus < MAX_GPUS:
             notes.append(f"at most {self.max_gpus} GPUs (max_gpus)")
+        if self.max_gpus > MAX_GPUS:
+            notes.append(f"training up to {self.max_gpus:,} GPUs across nodes (max_gpus)")
         return notes
 
 

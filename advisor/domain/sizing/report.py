@@ -12,6 +12,7 @@ from advisor.domain.sizing.precision import BYTES_PER_VALUE
 from advisor.domain.sizing.recommend import Candidate, SizingResult
 from advisor.domain.sizing.serving_memory import kv_capacity_range
 from advisor.domain.sizing.slices import mig_slice_report
+from advisor.domain.sizing.speed.cluster import ScaleOut
 from advisor.domain.sizing.speed.serving_load import max_load_concurrency, max_load_output_rate
 from advisor.domain.sizing.workload import Workload
 
@@ -58,6 +59,20 @@ def offer_report(offer: Offer | None) -> dict[str, Any] | None:
             offer.price_observed_at.isoformat() if offer.price_observed_at else None
         ),
         "pricing_url": offer.pricing_url,
+        "network": network_report(offer),
+    }
+
+
+def network_report(offer: Offer) -> dict[str, Any]:
+    """The instance's inter-node fabric (catalog/data/instance_networks.csv), or what is
+    assumed where it lists none."""
+    network = offer.network
+    return {
+        "fabric": network.fabric,
+        "network_gbps": network.network_gbps,
+        "source_url": network.source_url,
+        "retrieved": network.retrieved,
+        "assumed": network.assumed,
     }
 
 
@@ -96,7 +111,8 @@ def candidate_report(
         "memory": candidate.memory.as_dict(),
         "memory_per_gpu_range": _bytes_range(candidate.memory.total_range(serving=serving)),
         "warnings": candidate.warnings,
-        "usd_per_hour": offer.usd_per_hour if offer else None,
+        "usd_per_hour": candidate.usd_per_hour,
+        "instances": candidate.instances,
         "mig_slice": mig_slice_report(candidate.mig_slice, candidate.device),
         "offer": offer_report(offer),
         "with_other_stack": _move_report(candidate.move) if candidate.move else None,
@@ -135,8 +151,52 @@ def candidate_report(
             "mfu": _range(candidate.training.mfu),
             "utilization_band": _range(candidate.training.utilization),
             "usd_per_job": _range(candidate.usd_per_job, 2),
+            "pipeline_parallel": candidate.parallelism.pipeline_parallel,
+            "scale_out": _scale_out_report(candidate.training.scale_out),
         }
     return report
+
+
+def _scale_out_report(scale: ScaleOut | None) -> dict[str, Any] | None:
+    """Across nodes: what the cluster added to the run, and what it assumed."""
+    if scale is None:
+        return None
+    return {
+        "nodes": scale.nodes,
+        "node_gpus": scale.node_gpus,
+        "collective_hours": _range(scale.collective_seconds.scaled(1 / 3600)),
+        "exposed_collective_hours": _range(scale.exposed_seconds.scaled(1 / 3600)),
+        "moe_all_to_all_hours": round(scale.all_to_all_seconds.expected / 3600, 4),
+        "pipeline_bubble_fraction": round(scale.bubble_fraction, 4),
+        "scale_out_efficiency": round(scale.efficiency, 4),
+        "assumptions": scale.assumptions(),
+    }
+
+
+def deadline_report(result: SizingResult) -> dict[str, Any] | None:
+    """train_days: per GPU type and provider, the smallest cluster within it (or the fastest)."""
+    days = result.workload.train_days
+    if days is None:
+        return None
+    return {
+        "train_days": days,
+        "fits_anywhere": any(pick.fits for pick in result.deadline),
+        "picks": [
+            {
+                "gpu": pick.device.key,
+                "gpu_name": pick.device.name,
+                "provider": pick.provider,
+                "fits": pick.fits,
+                "gpu_count": pick.gpu_count,
+                "instances": pick.instances,
+                "days": _range(pick.days, 2),
+                "usd_per_job": _range(pick.usd_per_job, 2),
+                "offer": offer_report(pick.offer),
+                "sentence": pick.sentence(days),
+            }
+            for pick in result.deadline
+        ],
+    }
 
 
 def _recommendation_report(best: Candidate, workload: Workload) -> dict[str, Any]:
@@ -316,6 +376,8 @@ def sizing_report(
             "regions": list(workload.rental.regions),
             "exclude_marketplaces": workload.rental.exclude_marketplaces,
             "max_gpus": workload.rental.max_gpus,
+            "gpu_count": workload.gpu_count,
+            "train_days": workload.train_days,
             "other_stacks": workload.other_stacks,
         },
         "stack": stack_report(workload),
@@ -353,5 +415,6 @@ def sizing_report(
             }
             for remedy in result.remedies
         ],
+        "deadline": deadline_report(result),
         "assumptions": result.assumptions,
     }

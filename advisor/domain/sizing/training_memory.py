@@ -209,6 +209,10 @@ def training_memory(workload: Workload, parallelism: Parallelism) -> MemoryBreak
 def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerms:
     arch = workload.architecture
     tp = parallelism.tensor_parallel
+    # Pipeline stages hold a share of the layers' weights, gradients and optimizer states; the
+    # first stage keeps as many micro-batches in flight as there are stages (1F1B), each of its
+    # share of the layers: one micro-batch's activations of the whole model, as without it.
+    split = tp * parallelism.pipeline_parallel
     stack = workload.stack
     dp, stage = parallelism.data_parallel, parallelism.zero_stage
     trained = trainable_params(workload)
@@ -223,16 +227,16 @@ def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerm
             fp32_shard = stage >= 3 and dp > 1 and stack.sharded_lora_base_fp32
             fp32 = workload.weight_dtype is Dtype.FP32 or fp32_shard
             frozen = arch.params_total * (4 if fp32 else 2)
-        weights = (frozen + trained * w_bytes) / tp / (dp if stage >= 3 else 1)
+        weights = (frozen + trained * w_bytes) / split / (dp if stage >= 3 else 1)
     else:
-        weights = trained * w_bytes / tp / (dp if stage >= 3 else 1)
+        weights = trained * w_bytes / split / (dp if stage >= 3 else 1)
     if workload.steps_in_backward and not workload.task.adapters:
         # Each parameter is stepped as its gradient arrives: the largest one (the embedding
         # or output matrix) is the most that is ever held.
         gradients = arch.vocab_size * arch.hidden_size * g_bytes / tp
     else:
-        gradients = trained * g_bytes / tp / (dp if stage >= 2 else 1)
-    optimizer = trained * o_bytes / tp / (dp if stage >= 1 else 1)
+        gradients = trained * g_bytes / split / (dp if stage >= 2 else 1)
+    optimizer = trained * o_bytes / split / (dp if stage >= 1 else 1)
     if workload.optimizer_offload or workload.parameter_offload:
         # ZeRO-Offload / FSDP CPUOffloadPolicy: optimizer states (with any fp32 master) step
         # on the CPU.

@@ -11,7 +11,7 @@ from enum import StrEnum
 from advisor.domain.sizing.architecture import ModelArchitecture
 from advisor.domain.sizing.architecture.model import StoredWeights
 from advisor.domain.sizing.precision import Dtype
-from advisor.domain.sizing.rental import ON_DEMAND, Rental
+from advisor.domain.sizing.rental import MAX_CLUSTER_GPUS, MAX_GPUS, ON_DEMAND, Rental
 from advisor.domain.sizing.stacks import (
     DEFAULT_STACK_BY_TASK,
     GPU_MEMORY_UTILIZATION_MAX,
@@ -62,6 +62,7 @@ LONG_CONTEXT_TOKENS = 2_000_000
 CONTEXT_TOKENS_CEILING = 16_777_216
 DEFAULT_FINE_TUNE_TOKENS = 100_000_000
 CHINCHILLA_TOKENS_PER_PARAM = 20
+MAX_TRAIN_DAYS = 3650  # a deadline beyond ten years is a typo
 
 # The weight dtypes each task runs with in mainstream stacks (PyTorch AMP, PEFT, bitsandbytes,
 # DeepSpeed, Megatron-LM / Transformer Engine). For training, weight_dtype is the compute
@@ -157,6 +158,11 @@ class Workload:
     # Where the stack does not run, rank another stack's candidates beside its own (listed
     # apart otherwise).
     other_stacks: bool = False
+    # A GPU count to size beside the answer's powers of two (a cluster is a multiple of the
+    # instance's GPUs); training: a deadline in days, answered with the smallest cluster per
+    # GPU type and provider that finishes within it.
+    gpu_count: int | None = None
+    train_days: float | None = None
     # A quantised checkpoint (architecture.stored_weights) is served as stored unless a
     # weight_dtype was chosen: then False, and the weights are re-cast to weight_dtype.
     weights_as_stored: bool = True
@@ -287,6 +293,7 @@ class Workload:
             )
         if self.lora_rank < 1:
             raise ValueError("lora_rank must be at least 1")
+        self._validate_cluster()
         known = {group.name for group in arch.lora_groups}
         unknown = set(self.lora_targets) - known - set(LORA_TARGETS_ALL)
         if self.task.adapters and unknown:
@@ -294,6 +301,31 @@ class Workload:
                 f"lora_targets {sorted(unknown)} are not modules of {arch.name} "
                 f"(choose from {sorted(known)} or 'all')"
             )
+
+    def _validate_cluster(self) -> None:
+        ceiling = self.rental.max_gpus
+        if not 1 <= ceiling <= MAX_CLUSTER_GPUS:
+            raise ValueError(f"max_gpus must be between 1 and {MAX_CLUSTER_GPUS:,}")
+        if ceiling > MAX_GPUS and not self.task.trains:
+            raise ValueError(
+                f"max_gpus: serving sizes one instance, at most {MAX_GPUS} GPUs; only training "
+                f"spans nodes (up to {MAX_CLUSTER_GPUS:,})"
+            )
+        count = self.gpu_count
+        if count is not None and not 1 <= count <= ceiling:
+            raise ValueError(
+                f"gpu_count must be between 1 and max_gpus ({ceiling:,}); raise max_gpus "
+                f"(up to {MAX_CLUSTER_GPUS:,} for training) to size {count:,}"
+            )
+        if count is not None and count > MAX_GPUS and count % 2:
+            raise ValueError(
+                f"gpu_count: {count:,} GPUs are no whole number of instances (a cluster is a "
+                "multiple of the instance's GPUs: 8 for most)"
+            )
+        if self.train_days is not None and not self.task.trains:
+            raise ValueError("train_days is a training deadline; task=inference does not train")
+        if self.train_days is not None and not 0 < self.train_days <= MAX_TRAIN_DAYS:
+            raise ValueError(f"train_days must be above 0 and at most {MAX_TRAIN_DAYS:,}")
 
     def _validate_stack_settings(self) -> None:
         stack = self.stack

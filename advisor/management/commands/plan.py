@@ -28,7 +28,7 @@ OPTIONS = [
     "max_candidates",
 ]
 # Comma-separated on the command line, lists in the request.
-LIST_OPTIONS = ["providers", "exclude_providers", "regions"]
+LIST_OPTIONS = ["providers", "exclude_providers", "regions", "hourly_requests_per_second"]
 
 
 def _money(value: float | None) -> str:
@@ -75,6 +75,7 @@ class Command(BaseCommand):
             ("providers", "only these providers' offers"),
             ("exclude_providers", "no offers of these providers"),
             ("regions", "only regions starting with these prefixes"),
+            ("hourly_requests_per_second", "the rate in each hour of a day, 24 values"),
         ):
             parser.add_argument(
                 f"--{name.replace('_', '-')}", dest=name, help=f"{what}, comma-separated"
@@ -82,6 +83,11 @@ class Command(BaseCommand):
         parser.add_argument("--exclude-marketplaces", action="store_true")
         parser.add_argument(
             "--include-rejected", action="store_true", help="list what does not run too (--json)"
+        )
+        parser.add_argument(
+            "--ownership",
+            type=json.loads,
+            help='rent-against-buy overrides as JSON, e.g. \'{"pue": 1.2, "usd_per_kwh": 0.12}\'',
         )
         parser.add_argument("--top", type=int, default=10, help="Candidates to print.")
         parser.add_argument("--json", action="store_true", help="Print the full JSON answer.")
@@ -96,6 +102,8 @@ class Command(BaseCommand):
                 data[name] = [item.strip() for item in options[name].split(",") if item.strip()]
         data["exclude_marketplaces"] = options["exclude_marketplaces"]
         data["include_rejected"] = options["include_rejected"]
+        if options["ownership"] is not None:
+            data["ownership"] = options["ownership"]
         serializer = CapacityRequestSerializer(data=data)
         if not serializer.is_valid():
             errors = "; ".join(
@@ -130,6 +138,21 @@ class Command(BaseCommand):
                     f"{_money(bill['spot'])}/month on spot"
                 )
             )
+            for name, what in (
+                ("reserved_1y", "reserved for 1 year"),
+                ("reserved_3y", "reserved for 3 years"),
+                ("scheduled", "on the 24-hour schedule"),
+            ):
+                if bill[name] is not None:
+                    self.stdout.write(f"  {_money(bill[name])}/month {what}")
+            if plan["replicas_by_hour"]:
+                hours = " ".join(str(count) for count in plan["replicas_by_hour"])
+                self.stdout.write(
+                    f"  replicas by hour from midnight: {hours} "
+                    f"({plan['reserved_replicas']} reserved around the clock)"
+                )
+        if plan is not None and plan["rent_vs_buy"]:
+            self.stdout.write(f"  rent or buy: {plan['rent_vs_buy']['sentence']}")
         for candidate in report["candidates"][:top]:
             if not candidate["meets_objectives"]:
                 self.stdout.write(

@@ -5,8 +5,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from advisor.api.serializers import SizingRequestSerializer
+from advisor.domain.planning.ownership import OwnershipInputs
 from advisor.domain.sizing.report import sizing_report
 from advisor.management.model_source import model_source_data
+from advisor.ownership import sizing_rent_vs_buy
 from advisor.services import sizing_advise
 
 OPTIONS = [
@@ -32,6 +34,8 @@ OPTIONS = [
     "num_kv_heads",
     "max_gpus",
     "max_candidates",
+    "gpu_count",
+    "train_days",
 ]
 # Comma-separated on the command line, lists in the request.
 LIST_OPTIONS = ["lora_targets", "providers", "exclude_providers", "regions"]
@@ -77,6 +81,19 @@ class Command(BaseCommand):
         ]:
             parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int)
         parser.add_argument("--train-tokens", dest="train_tokens", type=float)
+        parser.add_argument(
+            "--gpu-count",
+            dest="gpu_count",
+            type=int,
+            help="Also size this many GPUs (training across nodes: a multiple of the instance's).",
+        )
+        parser.add_argument(
+            "--train-days",
+            dest="train_days",
+            type=float,
+            help="Training: a deadline in days; the answer names the smallest cluster per GPU "
+            "type and provider that finishes within it.",
+        )
         parser.add_argument("--optimizer")
         parser.add_argument(
             "--stack",
@@ -164,6 +181,11 @@ class Command(BaseCommand):
             include_rejected=validated["include_rejected"],
         )
         report["model"]["source"] = validated["model_source"]
+        sizing_rent_vs_buy(
+            report,
+            workload=validated["workload"],
+            inputs=validated.get("ownership") or OwnershipInputs(),
+        )
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
@@ -206,8 +228,10 @@ class Command(BaseCommand):
             return
         for candidate in fitting[:top]:
             offer = candidate["offer"]
-            price = f"${offer['usd_per_hour']:,.2f}/h" if offer else "no offer"
+            price = f"${candidate['usd_per_hour']:,.2f}/h" if offer else "no offer"
             where = f"  {offer['provider']} {offer['freshness']}" if offer else ""
+            if candidate["instances"] > 1:
+                where += f", {candidate['instances']}x {offer['instance_type']}"
             self.stdout.write(
                 f"  {candidate['gpu_count']}x {candidate['gpu_name']:<28} "
                 f"{candidate['memory_per_gpu_gib']:>7.1f} / "
@@ -216,3 +240,10 @@ class Command(BaseCommand):
             )
         if report["equal_cost_alternative"]:
             self.stdout.write(f"  {report['equal_cost_alternative']['sentence']}")
+        compared = (report["recommendation"] or {}).get("rent_vs_buy")
+        if compared:
+            self.stdout.write(f"  rent or buy: {compared['sentence']}")
+        if report["deadline"]:
+            self.stdout.write(f"Within {report['deadline']['train_days']:g} days:")
+            for pick in report["deadline"]["picks"][:top]:
+                self.stdout.write(f"  {pick['sentence']}")

@@ -12,20 +12,36 @@ from advisor.domain.devices import NODE_FABRIC_GPUS, Device
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.speed.cluster import (
+    UNSIZED_NETWORK,
+    Cluster,
+    ScaleOut,
+    apply_scale_out,
+    collective_bytes_per_node,
+    moe_cross_node_bytes_per_gpu,
+    scale_out,
+)
 from advisor.domain.sizing.speed.communication import (
     ALLREDUCES_PER_LAYER_BACKWARD,
     ALLREDUCES_PER_LAYER_FORWARD,
     allreduce_seconds,
 )
 from advisor.domain.sizing.speed.efficiency import compute_peak_tflops, training_utilization
-from advisor.domain.sizing.speed.moe import MoeTraining, is_moe, moe_training
+from advisor.domain.sizing.speed.moe import (
+    A2A_PER_MOE_LAYER_BACKWARD,
+    A2A_PER_MOE_LAYER_FORWARD,
+    MoeTraining,
+    is_moe,
+    moe_training,
+    routed_experts,
+)
 from advisor.domain.sizing.stacks import Checkpointing
+from advisor.domain.sizing.training_memory import trainable_params
 from advisor.domain.sizing.workload import Task, Workload
 
 # Data parallelism over PCIe (cards without a node-wide fabric) overlaps less of its gradient
-# all-reduce with the backward pass. Beyond one node of a fabric GPU the all-reduce crosses
-# the cluster network, which this engine does not size (torchtitan's Llama 3.1 8B loses 3%
-# from 8 to 128 H100s: 5,762 to 5,605 tokens/s/GPU).
+# all-reduce with the backward pass. Beyond one node the collectives cross the cluster network
+# (cluster.py).
 DATA_PARALLEL_EFFICIENCY_PCIE = 0.80
 GRADIENT_BYTES = 2  # 16-bit activations and their gradients cross the tensor-parallel group
 INFINITE = Range(float("inf"), float("inf"), float("inf"))
@@ -42,6 +58,7 @@ class TrainingTime:
     utilization: Range  # the band the hardware FLOPs were run at
     utilization_source: str
     compute_note: str
+    scale_out: ScaleOut | None = None  # across nodes: what the cluster added
 
 
 def training_flops(workload: Workload) -> tuple[float, str]:
@@ -140,7 +157,57 @@ def _moe_training(
     )
 
 
-def training_time(workload: Workload, device: Device, parallelism: Parallelism) -> TrainingTime:
+def _scale_out(
+    workload: Workload, parallelism: Parallelism, cluster: Cluster, compute: Range
+) -> ScaleOut:
+    """The cluster's terms for this run (cluster.py): its collectives per micro-batch, the
+    pipeline's bubble, a MoE's all-to-all beyond the node, the weak-scaling loss."""
+    arch = workload.architecture
+    micro_batch_tokens = workload.batch_size * workload.context_tokens
+    tokens_per_gpu = workload.tokens_to_train / parallelism.data_parallel
+    nodes = cluster.nodes(parallelism.gpu_count)
+    moe_bytes = 0.0
+    if is_moe(arch):
+        forward = A2A_PER_MOE_LAYER_FORWARD * (
+            2 if workload.checkpointing == Checkpointing.FULL else 1
+        )
+        moe_bytes = moe_cross_node_bytes_per_gpu(
+            experts=routed_experts(arch),
+            experts_per_token=arch.experts_per_token,
+            hidden_size=arch.hidden_size,
+            moe_layers=arch.moe_layers,
+            calls_per_layer=forward + A2A_PER_MOE_LAYER_BACKWARD,
+            tokens_per_gpu=tokens_per_gpu,
+            node_gpus=cluster.node_gpus,
+            expert_parallel=min(routed_experts(arch), parallelism.data_parallel),
+        )
+    return scale_out(
+        cluster=cluster,
+        gpu_count=parallelism.gpu_count,
+        pipeline_parallel=parallelism.pipeline_parallel,
+        micro_batches=tokens_per_gpu / micro_batch_tokens,
+        compute_seconds=compute,
+        bytes_per_node=collective_bytes_per_node(
+            params_total=arch.params_total,
+            params_trained=trainable_params(workload),
+            zero_stage=parallelism.zero_stage,
+            pipeline_parallel=parallelism.pipeline_parallel,
+            nodes=nodes,
+        ),
+        moe_cross_node_bytes_per_gpu=moe_bytes,
+    )
+
+
+def training_time(
+    workload: Workload,
+    device: Device,
+    parallelism: Parallelism,
+    cluster: Cluster | None = None,
+) -> TrainingTime:
+    """The run's time on `parallelism`; across nodes (more GPUs than `cluster`'s node, or
+    than NODE_FABRIC_GPUS without one) with the cluster's terms (cluster.py). Without a
+    cluster, the nodes' network is unknown: its collectives are not sized, the bubble and the
+    weak-scaling loss are."""
     assert workload.task is not Task.INFERENCE
     dtype = workload.weight_dtype if workload.task is not Task.QLORA else Dtype.BF16
     peak, note = compute_peak_tflops(device, dtype)
@@ -175,8 +242,13 @@ def training_time(workload: Workload, device: Device, parallelism: Parallelism) 
         )
         recompute_rule = f"{recompute_rule}; {moe.rule}"
     seconds = compute.plus(_tensor_parallel_seconds(workload, device, parallelism))
+    across = cluster or Cluster(NODE_FABRIC_GPUS, UNSIZED_NETWORK)
+    scale = None
+    if parallelism.gpu_count > across.node_gpus:
+        scale = _scale_out(workload, parallelism, across, seconds)
+        seconds = apply_scale_out(seconds, scale)
     mfu = seconds.inverted(flops / peak_flops)
     return TrainingTime(
         seconds.scaled(1 / 3600), flops, rule, hardware_flops, recompute_rule, mfu,
-        utilization, source, note,
+        utilization, source, note, scale,
     )  # fmt: skip
