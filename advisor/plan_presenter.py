@@ -179,7 +179,7 @@ def plan_context(report: dict[str, Any]) -> dict[str, Any]:
             "itl": _ms(plan["itl_p95_ms"]["expected"]),
             "e2e": _ms(plan["e2e_p95_ms"]["expected"]),
             "bills": _bills(plan),
-            "reason": plan["reason"],
+            "limit": plan["limit"],
             "rent_vs_buy": _rent_vs_buy(plan.get("rent_vs_buy")),
         }
         if plan["replicas_by_hour"]:

@@ -37,6 +37,11 @@ TRACE = (
 )
 CODE_REPO = ROOT / "tests/fixtures/codescan/repo"
 SIZING_QUERY = "model=llama-3.1-70b&task=qlora&context_tokens=4096"
+PLAN_QUERY = (
+    "model=llama-3.1-8b&requests_per_second=40&prompt_tokens=2000&output_tokens=300"
+    "&ttft_p95_ms=500&hourly_requests_per_second="
+    "5,4,3,3,3,4,8,15,25,32,36,40,40,38,36,35,33,30,26,22,18,14,10,7"
+)
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -147,7 +152,8 @@ def upload(page: Page, form_url: str, path: Path) -> None:
 
 
 def take_screenshots(site: str, password: str, work_dir: Path) -> list[Path]:
-    """The sizing answer, the trace report and the code-scan report, in that order."""
+    """The sizing answer, the capacity plan, the trace report and the code-scan report, in
+    that order."""
     IMAGES.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -156,6 +162,10 @@ def take_screenshots(site: str, password: str, work_dir: Path) -> list[Path]:
         page.goto(f"{site}/size/?{SIZING_QUERY}")
         expect(page.locator(".recommendation .headline")).to_be_visible()
         shots = [save(page, "sizing-answer.png")]
+
+        page.goto(f"{site}/plan/?{PLAN_QUERY}#plan-title")
+        expect(page.locator("#plan-headline")).to_be_visible()
+        shots.append(save(page, "capacity-plan.png"))
 
         sign_in(page, site, password)
         upload(page, f"{site}/jobs/new/", TRACE)

@@ -2,6 +2,7 @@
 layout and the network between instances, the deadline's smallest cluster, and the properties
 a scale-out model must hold."""
 
+import dataclasses
 from io import StringIO
 
 import pytest
@@ -85,6 +86,16 @@ def test_a_named_gpu_count_is_priced_as_whole_instances_of_one_offer():
     (candidate,) = rank_candidates(_pretrain(gpu_count=24), [H100], {H100.key: [P5]}, [24])
     assert candidate.offer == P5 and candidate.instances == 3
     assert candidate.usd_per_hour == pytest.approx(3 * 98.32)
+
+
+def test_a_cluster_is_never_rented_from_a_marketplace():
+    hosts = dataclasses.replace(offer("vast", "8x-h100", 8, 12.0), provider_kind="marketplace")
+    (candidate,) = rank_candidates(_pretrain(), [H100], {H100.key: [hosts, P5]}, [64])
+    assert candidate.offer == P5
+    (alone,) = rank_candidates(_pretrain(), [H100], {H100.key: [hosts]}, [64])
+    assert alone.offer is None
+    (one_node,) = rank_candidates(_pretrain(), [H100], {H100.key: [hosts]}, [8])
+    assert one_node.offer == hosts  # one instance is still rented where it is cheapest
 
 
 def _across(count: int, offers=(P5,), **changes):

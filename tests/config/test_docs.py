@@ -106,9 +106,9 @@ def test_the_readme_keeps_the_commands_ci_and_people_run(command):
     assert command in (ROOT / "README.md").read_text()
 
 
-def test_the_readme_shows_three_screenshots_that_exist():
+def test_the_readme_shows_four_screenshots_that_exist():
     images = re.findall(r"!\[[^\]]*\]\((docs/img/[^)]+\.png)\)", (ROOT / "README.md").read_text())
-    assert len(images) == 3
+    assert len(images) == 4
     assert all((ROOT / image).is_file() for image in images), images
 
 

@@ -79,7 +79,9 @@ def cluster_offers(
 ) -> list["Offer"]:
     """The instances `gpu_count` GPUs could be rented as: the device's largest instance among
     those the team may rent that divide the count and hold the tensor-parallel group, the
-    cheapest of it per inter-node network (a faster network may be worth its price)."""
+    cheapest of it per inter-node network (a faster network may be worth its price). Never a
+    marketplace's: its hosts are separate machines in separate places, rented one by one, with
+    no network between them that a cluster could train over."""
     models = pricing_models(pricing_model)
     constrained = rental != UNCONSTRAINED
     usable = [
@@ -89,6 +91,7 @@ def cluster_offers(
         and offer.gpu_count >= tensor_parallel
         and offer.pricing_model in models
         and offer.freshness != STALE
+        and not offer.is_marketplace
         and (not constrained or rental.allows(offer))
     ]
     if not usable:
