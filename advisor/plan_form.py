@@ -33,6 +33,8 @@ FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "hourly_requests_per_second",
             "prompt_tokens",
             "output_tokens",
+            "prompt_tokens_p95",
+            "output_tokens_p95",
         ),
     ),
     ("objectives", "Objectives (p95)", ("ttft_p95_ms", "itl_p95_ms", "e2e_p95_ms")),
@@ -94,6 +96,12 @@ class PlanForm(forms.Form):
     )
     prompt_tokens = PageField("Prompt", unit="tokens, mean")
     output_tokens = PageField("Answer", unit="tokens, mean")
+    prompt_tokens_p95 = PageField(
+        "Prompt, p95",
+        unit="tokens",
+        help_text="Optional: the objectives are then held for a prompt this long.",
+    )
+    output_tokens_p95 = PageField("Answer, p95", unit="tokens", help_text="Optional.")
     ttft_p95_ms = PageField(
         "Time to first token", unit="ms", step="any", help_text="95% of requests within it."
     )

@@ -99,16 +99,36 @@ class CapacityRequestSerializer(SizingRequestSerializer):
     output_tokens = serializers.IntegerField(
         min_value=1, max_value=1_000_000, help_text="The mean answer, in tokens."
     )
+    prompt_tokens_p95 = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=CONTEXT_TOKENS_CEILING,
+        help_text=(
+            "The p95 prompt, in tokens, when known (at least the mean): the objectives are "
+            "held for a request this long."
+        ),
+    )
+    output_tokens_p95 = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=1_000_000,
+        help_text="The p95 answer, in tokens, when known (at least the mean).",
+    )
     ttft_p95_ms = _objective("time to first token")
     itl_p95_ms = _objective("inter-token latency (time between two output tokens)")
     e2e_p95_ms = _objective("end-to-end time (the request's last token)")
 
     def validate(self, attrs: dict) -> dict:
         prompt, output = attrs["prompt_tokens"], attrs["output_tokens"]
+        tails = _tail_lengths(attrs)
         for name in _SIZING_ONLY:
             default = SizingRequestSerializer._declared_fields[name].default
             attrs[name] = None if default is empty else default
-        attrs |= {"task": Task.INFERENCE.value, "context_tokens": prompt + output}
+        # The model's positions must hold the longest request the load names.
+        longest = (tails["prompt_tokens_p95"] or prompt) + (tails["output_tokens_p95"] or output)
+        attrs |= {"task": Task.INFERENCE.value, "context_tokens": longest}
         if not any(attrs.get(name) is not None for name in OBJECTIVES):
             raise serializers.ValidationError(
                 {
@@ -128,7 +148,8 @@ class CapacityRequestSerializer(SizingRequestSerializer):
         except serializers.ValidationError as error:
             detail = error.detail
             if isinstance(detail, dict) and "context_tokens" in detail:
-                detail["prompt_tokens"] = detail.pop("context_tokens")
+                field = "prompt_tokens_p95" if tails["prompt_tokens_p95"] else "prompt_tokens"
+                detail[field] = detail.pop("context_tokens")
             raise serializers.ValidationError(detail) from error
         if attrs["workload"].architecture.encoder_only:
             raise serializers.ValidationError(
@@ -140,9 +161,23 @@ class CapacityRequestSerializer(SizingRequestSerializer):
             output_tokens=output,
             average_requests_per_second=average,
             hourly_requests_per_second=hourly,
+            **tails,
         )
         attrs["objectives"] = Objectives(**{name: attrs.get(name) for name in OBJECTIVES})
         return attrs
+
+
+def _tail_lengths(attrs: dict) -> dict[str, int | None]:
+    """The p95 prompt and answer, each no shorter than its mean."""
+    tails = {}
+    for name in ("prompt_tokens", "output_tokens"):
+        tail = attrs.get(f"{name}_p95")
+        if tail is not None and tail < attrs[name]:
+            raise serializers.ValidationError(
+                {f"{name}_p95": [f"The p95 ({tail:,}) cannot be below the mean ({attrs[name]:,})."]}
+            )
+        tails[f"{name}_p95"] = tail
+    return tails
 
 
 def _hourly_profile(attrs: dict, average: float | None) -> tuple[float, ...] | None:

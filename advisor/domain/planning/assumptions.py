@@ -41,12 +41,24 @@ def planning_assumptions(
     pricing_model: str,
     *,
     hourly_profile: bool = False,
+    tail_lengths: bool = False,
 ) -> list[str]:
     """The queueing model's and the bill's assumptions, as the answer states them."""
     return [
         "arrivals are Poisson at the peak rate, spread evenly over the replicas; every prompt "
         f"has {prompt_tokens:,} tokens and every answer {output_tokens:,} "
         "(the means, taken as fixed)",
+        *(
+            [
+                "with p95 lengths given, the objectives are held for a request of those lengths "
+                "in the queue of mean ones: its first token comes later by its extra tokens' "
+                "prefill and a decode step per extra iteration, its answer runs the p95 output "
+                "at the mean inter-token time (pessimistic: the p95 of a p95-length request is "
+                "above the p95 over all requests)"
+            ]
+            if tail_lengths
+            else []
+        ),
         "each replica is a continuous-batching server with chunked prefill, decode first (vLLM "
         "V1's scheduler; Sarathi-Serve, OSDI 2024): an iteration is one decode step for every "
         f"running request plus up to {chunk_tokens:,} waiting prompt tokens, first come "

@@ -52,6 +52,9 @@ class Load:
     average_requests_per_second: float | None = None
     # The rate in each hour of a day (24 values, the first from midnight), when known.
     hourly_requests_per_second: tuple[float, ...] | None = None
+    # The p95 prompt and answer, when known (at least the means).
+    prompt_tokens_p95: int | None = None
+    output_tokens_p95: int | None = None
 
     @property
     def average(self) -> float:
@@ -167,7 +170,7 @@ def planning_workload(workload: Workload, load: Load) -> Workload:
     )
 
 
-def replica_traffic(workload: Workload, candidate: Candidate) -> Traffic:
+def replica_traffic(workload: Workload, candidate: Candidate, load: Load | None = None) -> Traffic:
     """What one replica of a candidate serves: the prompts and answers, the prefill budget, and
     the requests its KV pool admits at their final length (serving_load.py)."""
     pool = candidate.kv_capacity_tokens
@@ -177,6 +180,8 @@ def replica_traffic(workload: Workload, candidate: Candidate) -> Traffic:
         output_tokens=workload.output_tokens,
         chunk_tokens=PREFILL_CHUNK_TOKENS,
         max_concurrency=concurrency,
+        prompt_tokens_p95=load.prompt_tokens_p95 if load else None,
+        output_tokens_p95=load.output_tokens_p95 if load else None,
     )
 
 
@@ -215,11 +220,9 @@ def _no_load_reason(
     name: str, value: float, target: float, traffic: Traffic, candidate: Candidate
 ) -> str:
     layout = f"{candidate.gpu_count}x {candidate.device.name}"
+    prompt = traffic.prompt_tokens_p95 or traffic.prompt_tokens
     if name == "ttft_p95_ms":
-        what = (
-            f"the prefill of one {traffic.prompt_tokens:,}-token prompt alone takes "
-            f"{value:,.0f} ms on {layout}"
-        )
+        what = f"the prefill of one {prompt:,}-token prompt alone takes {value:,.0f} ms on {layout}"
     elif name == "itl_p95_ms":
         what = f"one decode step alone takes {value:,.1f} ms on {layout}"
     else:
@@ -337,7 +340,7 @@ def _replica_plan(
     candidate: Candidate,
     offers: Sequence[Offer],
 ) -> ReplicaPlan:
-    traffic = replica_traffic(workload, candidate)
+    traffic = replica_traffic(workload, candidate, load)
     if traffic.max_concurrency < 1:
         return ReplicaPlan(
             candidate, False, "the KV pool does not hold one whole request at this length"
@@ -432,6 +435,7 @@ def plan_capacity(
         PREFILL_CHUNK_TOKENS,
         workload.pricing_model,
         hourly_profile=load.hourly_requests_per_second is not None,
+        tail_lengths=bool(load.prompt_tokens_p95 or load.output_tokens_p95),
     )
     return CapacityPlan(
         workload=workload,

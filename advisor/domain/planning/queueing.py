@@ -57,6 +57,14 @@ class Traffic:
     output_tokens: int
     chunk_tokens: int  # the prefill budget of one iteration
     max_concurrency: int  # the requests the KV pool holds at their final length
+    # The p95 prompt and answer, when known: the objectives are held for a request of these
+    # lengths in the queue of mean ones (tail_extra_prefill_seconds); None: the means.
+    prompt_tokens_p95: int | None = None
+    output_tokens_p95: int | None = None
+
+    @property
+    def tail_output_tokens(self) -> int:
+        return max(self.output_tokens, self.output_tokens_p95 or 0)
 
     @property
     def chunks_per_prompt(self) -> int:
@@ -196,6 +204,20 @@ class ReplicaQueue:
             tokens = chunks * self._chain.chunk_prompt_tokens
             self._prefill_cache[chunks] = self.times.prefill_seconds(tokens) if chunks else 0.0
         return self._prefill_cache[chunks]
+
+    def tail_extra_seconds(self, decode_seconds: float) -> float:
+        """How much later a p95-length prompt's first token comes than a mean one's: its
+        extra tokens' prefill, and a decode step for each extra iteration its chunks take."""
+        traffic = self.traffic
+        tail = traffic.prompt_tokens_p95
+        if not tail or tail <= traffic.prompt_tokens:
+            return 0.0
+        budget = traffic.chunk_tokens
+        extra_rounds = math.ceil(tail / budget) - math.ceil(traffic.prompt_tokens / budget)
+        extra_prefill = self.times.prefill_seconds(tail) - self.times.prefill_seconds(
+            traffic.prompt_tokens
+        )
+        return max(0.0, extra_prefill) + extra_rounds * decode_seconds
 
     def iteration_seconds(self, chunks: int, decode_seconds: float) -> float:
         return decode_seconds + self.prefill_seconds(chunks)
@@ -379,8 +401,10 @@ class ReplicaQueue:
     ) -> Latency:
         iterations, itl_mean, itl_variance = self._iterations(stationary, concurrency)
         itl_p95 = weighted_quantile(iterations, P95)
-        ttft_p95 = weighted_quantile(self._first_token_times(rate, stationary, decode), P95)
-        decodes = max(self._chain.output_tokens - 1, 0)
+        ttft_p95 = weighted_quantile(
+            self._first_token_times(rate, stationary, decode), P95
+        ) + self.tail_extra_seconds(decode)
+        decodes = max(self.traffic.tail_output_tokens - 1, 0)
         e2e_p95 = ttft_p95 + decodes * itl_mean + _Z_P95 * math.sqrt(decodes * itl_variance)
         return Latency(ttft_p95, itl_p95, itl_mean, e2e_p95, concurrency)
 

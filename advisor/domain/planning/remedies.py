@@ -3,6 +3,7 @@ meets (one request alone, on the fastest candidate for that objective), the long
 answer the fastest candidate meets them at, and how much faster a part would have to be; or,
 when nothing runs at all, the sizing engine's remedies."""
 
+import dataclasses
 from dataclasses import dataclass
 
 from advisor.domain.planning.capacity import (
@@ -33,25 +34,27 @@ def _meets_alone(plan: CapacityPlan, best: ReplicaPlan, load: Load) -> bool:
     workload = planning_workload(plan.workload, load)
     candidate = best.candidate
     times = ReplicaTimes(workload, candidate.device, candidate.parallelism)
-    traffic = replica_traffic(workload, candidate)
+    traffic = replica_traffic(workload, candidate, load)
     latency = ReplicaQueue(times.at("expected"), traffic).at(NO_LOAD_RATE)
     return latency is not None and plan.objectives.missed(latency) is None
 
 
 def _longest(plan: CapacityPlan, best: ReplicaPlan, field: str) -> int | None:
     """The longest prompt (or answer) at which one request alone meets the objectives on
-    `best`, shorter than the load's; None when even one token does not."""
+    `best`, shorter than the load's; None when even one token does not. Where the load gives
+    the field's p95, that is what is shortened (the mean no longer than it)."""
     load = plan.load
+    tail_field = f"{field}_p95"
+    tail = getattr(load, tail_field)
 
     def meets(tokens: int) -> bool:
-        changed = Load(
-            load.requests_per_second,
-            prompt_tokens=tokens if field == "prompt_tokens" else load.prompt_tokens,
-            output_tokens=tokens if field == "output_tokens" else load.output_tokens,
-        )
-        return _meets_alone(plan, best, changed)
+        if tail:
+            changes = {tail_field: tokens, field: min(getattr(load, field), tokens)}
+        else:
+            changes = {field: tokens}
+        return _meets_alone(plan, best, dataclasses.replace(load, **changes))
 
-    low, high = 1, getattr(load, field)
+    low, high = 1, tail or getattr(load, field)
     if not meets(low):
         return None
     for _ in range(_LENGTH_BISECTIONS):
@@ -107,13 +110,14 @@ def what_would_meet(plan: CapacityPlan) -> list[Change]:
     for field, what in (("prompt_tokens", "prompts"), ("output_tokens", "answers")):
         longest = _longest(plan, fastest, field)
         if longest is not None:
+            tail = getattr(plan.load, f"{field}_p95") is not None
             changes.append(
                 Change(
                     field,
-                    field,
+                    f"{field}_p95" if tail else field,
                     longest,
-                    f"{what} of at most {longest:,} tokens: {where} then meets every objective "
-                    "with one request at a time",
+                    f"{'p95 ' if tail else ''}{what} of at most {longest:,} tokens: {where} "
+                    "then meets every objective with one request at a time",
                 )
             )
     return changes

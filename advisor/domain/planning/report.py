@@ -93,6 +93,8 @@ def capacity_report(
             "average_used": round(load.average, 4),
             "prompt_tokens": load.prompt_tokens,
             "output_tokens": load.output_tokens,
+            "prompt_tokens_p95": load.prompt_tokens_p95,
+            "output_tokens_p95": load.output_tokens_p95,
         },
         "objectives": plan.objectives.given(),
         "pricing_model": workload.pricing_model,

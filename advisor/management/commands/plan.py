@@ -13,6 +13,8 @@ OPTIONS = [
     "average_requests_per_second",
     "prompt_tokens",
     "output_tokens",
+    "prompt_tokens_p95",
+    "output_tokens_p95",
     "ttft_p95_ms",
     "itl_p95_ms",
     "e2e_p95_ms",
@@ -35,6 +37,10 @@ def _money(value: float | None) -> str:
     return f"${value:,.0f}" if value is not None else "-"
 
 
+def _p95(tokens: int | None) -> str:
+    return f" (p95 {tokens:,})" if tokens else ""
+
+
 class Command(BaseCommand):
     help = (
         "Plan capacity to a service-level objective: how many of which GPU serve a peak "
@@ -54,6 +60,8 @@ class Command(BaseCommand):
             ("average_requests_per_second", float, "the average rate (default: the peak)"),
             ("prompt_tokens", int, "the mean prompt in tokens (required)"),
             ("output_tokens", int, "the mean answer in tokens (required)"),
+            ("prompt_tokens_p95", int, "the p95 prompt in tokens, when known"),
+            ("output_tokens_p95", int, "the p95 answer in tokens, when known"),
             ("ttft_p95_ms", float, "p95 time to first token, ms"),
             ("itl_p95_ms", float, "p95 inter-token latency, ms"),
             ("e2e_p95_ms", float, "p95 end-to-end time, ms"),
@@ -121,7 +129,8 @@ class Command(BaseCommand):
         targets = ", ".join(f"{name} {value:,g}" for name, value in report["objectives"].items())
         self.stdout.write(
             f"{report['model']['name']}: {load['requests_per_second']:,g} requests/s at peak, "
-            f"{load['prompt_tokens']:,}-token prompts, {load['output_tokens']:,}-token answers; "
+            f"{load['prompt_tokens']:,}-token prompts{_p95(load['prompt_tokens_p95'])}, "
+            f"{load['output_tokens']:,}-token answers{_p95(load['output_tokens_p95'])}; "
             f"{targets}"
         )
         plan = report["plan"]
