@@ -9,3 +9,8 @@ offer list) stay under 3 KB.
 """
 
 limit_request_line = 8190
+
+# A capacity plan of very short requests at a high rate takes the planner up to ~30 s on one
+# core (every candidate's queue solved at many rates); gunicorn's default 30 s would kill the
+# worker mid-answer. Two minutes bounds a stuck worker without cutting a slow plan short.
+timeout = 120

@@ -129,6 +129,20 @@ LIST_FIELDS = frozenset({"lora_targets", "providers", "exclude_providers", "regi
 INPUT_NAMES = ("source", *FIELD_NAMES)
 
 
+# Token counts people write as 2e12: read as the whole number they are (the docs and `size`
+# take them so).
+SCIENTIFIC_FIELDS = frozenset({"train_tokens"})
+
+
+def _whole_number(text: str) -> str:
+    """ "2e12" as "2000000000000" where it is a whole number; else the text as typed."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return str(int(number)) if number.is_integer() and "e" in text.lower() else text
+
+
 def _natural_key(text: str) -> list:
     return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
 
@@ -375,7 +389,7 @@ class SizingForm(forms.Form):
                 if items:
                     payload[name] = items
             elif value != "":
-                payload[name] = value
+                payload[name] = _whole_number(value) if name in SCIENTIFIC_FIELDS else value
         if self.model_source == "model":
             if self._value("model"):
                 payload["model"] = self._value("model")

@@ -63,7 +63,8 @@ def _cost_chart(report: dict[str, Any], width: float) -> str:
                 _layout(candidate),
                 latency,
                 bill,
-                note=f"{candidate['replicas']} replicas, {_usd(bill)} a month, "
+                note=f"{candidate['replicas']} replica{'' if candidate['replicas'] == 1 else 's'}, "
+                f"{_usd(bill)} a month, "
                 f"{_ms(latency)} at the peak",
                 recommended=recommended,
             )

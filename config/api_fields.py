@@ -1,5 +1,6 @@
 """DRF fields and serializer behaviour the whole API shares."""
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,10 @@ def _json_type_error(field: serializers.Field, value: Any) -> str | None:
             return f"Must be a JSON {'integer' if wants_int else 'string'}."
     if isinstance(field, serializers.CharField) and not isinstance(value, str):
         return "Must be a string."
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        for index, item in enumerate(value):
+            if message := _json_type_error(field.child, item):
+                return f"Item {index}: {message}"
     return None
 
 
@@ -61,3 +66,28 @@ class JsonTypesMixin:
             if errors:
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
+
+
+class KnownFieldsMixin:
+    """A body's keys must be the serializer's own: a misspelt field ("ttft_p95" for
+    "ttft_p95_ms") would otherwise be dropped without a word and the answer made without it.
+    `unknown_field_hints` gives the message for names a caller may reasonably send (a field of
+    another endpoint); others get the nearest field's name. Form posts (a QueryDict, with its
+    CSRF token) are left to their form."""
+
+    unknown_field_hints: Mapping[str, str] = {}
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping) and not isinstance(data, QueryDict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: [self._unknown_message(name)] for name in unknown}
+                )
+        return super().to_internal_value(data)
+
+    def _unknown_message(self, name: str) -> str:
+        if name in self.unknown_field_hints:
+            return self.unknown_field_hints[name]
+        near = difflib.get_close_matches(name, list(self.fields), n=1)
+        return "Unknown field." + (f" Did you mean {near[0]}?" if near else "")

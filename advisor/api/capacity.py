@@ -63,6 +63,13 @@ def _objective(what: str) -> serializers.FloatField:
 
 
 class CapacityRequestSerializer(SizingRequestSerializer):
+    unknown_field_hints = {
+        name: (
+            "A sizing field, not part of a capacity request: a plan serves requests "
+            "(inference), and its load sets the batch and the context."
+        )
+        for name in _SIZING_ONLY
+    }
     # A serving replica does not span nodes here: one instance, as before.
     max_gpus = serializers.IntegerField(
         default=MAX_GPUS,

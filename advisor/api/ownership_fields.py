@@ -6,7 +6,7 @@ from typing import Any
 from rest_framework import serializers
 
 from advisor.domain.planning.ownership import OwnershipInputs
-from config.api_fields import JsonTypesMixin
+from config.api_fields import JsonTypesMixin, KnownFieldsMixin
 
 # Bounds that keep an override a cost a team could face; outside them it is a typo.
 MAX_DEPRECIATION_YEARS = 10
@@ -24,7 +24,7 @@ def _number(low: float, high: float, what: str) -> serializers.FloatField:
     return serializers.FloatField(required=False, min_value=low, max_value=high, help_text=what)
 
 
-class OwnershipSerializer(JsonTypesMixin, serializers.Serializer):
+class OwnershipSerializer(KnownFieldsMixin, JsonTypesMixin, serializers.Serializer):
     depreciation_years = _number(
         1, MAX_DEPRECIATION_YEARS, "Years the purchase is spread over (default 4)."
     )

@@ -63,7 +63,7 @@ from advisor.domain.sizing.workload import (
 )
 from advisor.hub import HubError, hub_model_read
 from catalog.domain.json_depth import JsonTooDeep, json_loads_limited
-from config.api_fields import JsonTypesMixin, StringField
+from config.api_fields import JsonTypesMixin, KnownFieldsMixin, StringField
 
 MAX_CONFIG_BYTES = 256 * 1024
 
@@ -107,7 +107,7 @@ class ConfigJSONField(FormNullableJSONField):
 PRICING_MODEL_CHOICES = [(model, model) for model in (*PRICING_MODELS, ANY_PRICING)]
 
 
-class SizingRequestSerializer(JsonTypesMixin, RentalAndAnswerFields):
+class SizingRequestSerializer(KnownFieldsMixin, JsonTypesMixin, RentalAndAnswerFields):
     model = serializers.CharField(
         required=False,
         allow_blank=True,

@@ -16,9 +16,10 @@ from advisor.services import sizing_advise
 
 class SizingView(APIView):
     """Will it fit, how fast, what will it cost, which instance: ranked for every GPU type
-    in the catalogue at 1, 2, 4 and 8 GPUs (up to max_gpus), priced only where the team can
-    rent (providers, regions, marketplaces); the first max_candidates that run, and the rest
-    counted by reason in rejected_summary (listed with include_rejected)."""
+    in the catalogue at 1, 2, 4 and 8 GPUs (up to max_gpus; training also on clusters of 16 to
+    4,096), priced only where the team can rent (providers, regions, marketplaces); the first
+    max_candidates that run, and the rest counted by reason in rejected_summary (listed with
+    include_rejected)."""
 
     permission_classes = [AllowAny]
 

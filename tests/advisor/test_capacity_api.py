@@ -99,10 +99,34 @@ def test_a_prompt_past_the_models_positions_is_a_400_on_prompt_tokens(api):
     assert "prompt_tokens" in response.json()
 
 
-def test_training_fields_are_not_part_of_the_request(api):
+def test_training_fields_are_not_part_of_the_request_and_say_so(api):
     response = api.post(URL, {**REQUEST, "task": "full", "batch_size": 64}, format="json")
-    assert response.status_code == 200
-    assert response.json()["load"]["prompt_tokens"] == 2000
+    assert response.status_code == 400
+    errors = response.json()
+    assert set(errors) == {"task", "batch_size"}
+    assert "not part of a capacity request" in errors["task"][0]
+
+
+def test_a_misspelt_objective_is_refused_with_the_field_it_meant(api):
+    request = {k: v for k, v in REQUEST.items() if k != "ttft_p95_ms"} | {"ttft_p95": 500}
+    response = api.post(URL, request, format="json")
+    assert response.status_code == 400
+    assert response.json()["ttft_p95"] == ["Unknown field. Did you mean ttft_p95_ms?"]
+
+
+def test_a_misspelt_ownership_input_is_refused(api):
+    response = api.post(URL, {**REQUEST, "ownership": {"puee": 1.2}}, format="json")
+    assert response.status_code == 400
+    assert "pue" in str(response.json()["ownership"])
+
+
+def test_a_profile_hour_must_be_a_json_number(api):
+    hours = [1] * 23 + ["1"]
+    request = {**REQUEST, "hourly_requests_per_second": hours}
+    request.pop("average_requests_per_second")
+    response = api.post(URL, request, format="json")
+    assert response.status_code == 400
+    assert "Item 23" in response.json()["hourly_requests_per_second"][0]
 
 
 def test_an_impossible_target_answers_with_what_would_meet_it(api):

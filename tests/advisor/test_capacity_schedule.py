@@ -137,3 +137,38 @@ def test_any_pricing_ranks_by_the_cheapest_way_to_pay():
         if value is not None
     ]
     assert best.usd_per_month_ranked == min(offered)
+
+
+def test_a_peak_above_the_busiest_hour_is_a_burst_every_hour_is_sized_for():
+    quiet = tuple(rate / 4 for rate in PROFILE)  # busiest hour 5 requests/s, the peak 20
+    best = _plan(hourly=quiet).plan
+    rate = best.max_requests_per_second_per_replica
+    assert best.replicas_by_hour == replicas_by_hour(PROFILE, rate)  # scaled back by 20 / 5
+    assert max(best.replicas_by_hour) == best.replicas
+
+
+def test_a_plan_without_an_on_demand_offer_still_gets_its_hourly_replicas():
+    spot_only = {
+        key: [row for row in rows if row.pricing_model != "on_demand"]
+        for key, rows in _offers_with_reservations().items()
+    }
+    workload = Workload(bundled_models()["llama-3.1-8b"].architecture(), pricing_model="any")
+    load = Load(20, 2000, 300, hourly_requests_per_second=PROFILE)
+    plan = plan_capacity(workload, load, Objectives(ttft_p95_ms=500), DEVICES, spot_only)
+    best = plan.plan
+    assert best.replicas_by_hour is not None and best.usd_per_month.scheduled is None
+
+
+def test_candidates_that_meet_but_have_no_offer_to_rent_say_why_there_is_no_plan():
+    from advisor.domain.planning.report import capacity_report
+    from advisor.domain.sizing.rental import Rental
+
+    workload = Workload(
+        bundled_models()["llama-3.1-8b"].architecture(), rental=Rental(providers=("nobody",))
+    )
+    load = Load(20, 2000, 300)
+    plan = plan_capacity(workload, load, Objectives(ttft_p95_ms=500), DEVICES, OFFERS)
+    report = capacity_report(plan)
+    assert plan.meeting and report["plan"] is None
+    assert "none has an offer" in report["why_no_plan"] and "nobody" in report["why_no_plan"]
+    assert capacity_report(_plan())["why_no_plan"] is None

@@ -168,6 +168,8 @@ def test_train_days_picks_the_smallest_cluster_that_finishes_in_time():
     smaller = [count for count in by_count if count < pick.gpu_count]
     assert smaller and all(by_count[c].training.hours.expected / 24 > 30 for c in smaller)
     assert pick.usd_per_job.expected == pytest.approx(by_count[pick.gpu_count].usd_per_job.expected)
+    # The answer recommends the run that meets the deadline, not the cheapest at any length.
+    assert (result.best.device.key, result.best.gpu_count) == (pick.device.key, pick.gpu_count)
 
 
 def test_train_days_says_when_no_cluster_within_max_gpus_finishes_in_time():
@@ -239,3 +241,15 @@ def test_size_takes_gpu_count_and_train_days_and_prints_the_deadline(catalog):
     assert "Within 30 days:" in out.getvalue()
     with pytest.raises(CommandError, match="gpu_count"):
         call_command("size", *arguments, "--gpu-count", "17", stdout=StringIO())
+
+
+def test_a_cluster_is_compared_with_buying_at_its_instances_price_per_gpu_hour():
+    from advisor.domain.planning.ownership import OwnershipInputs, purchase_prices_load
+    from advisor.domain.planning.rent_vs_buy import rent_vs_buy
+
+    price = purchase_prices_load()["H100-SXM"]
+    rental, inputs = Rental(max_gpus=4096), OwnershipInputs()
+    result = rent_vs_buy(H100, 64, [P5, LAMBDA_8X], rental=rental, price=price, inputs=inputs)
+    (on_demand,) = result.break_even
+    assert on_demand.offer == LAMBDA_8X  # $2.99 a GPU-hour against p5's $12.29
+    assert "no rentable offer" not in result.sentence()

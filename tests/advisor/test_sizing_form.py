@@ -102,3 +102,13 @@ def test_the_page_sizes_a_quantised_checkpoint_as_stored_unless_a_precision_is_c
     assert chosen.is_valid(), chosen.errors
     assert as_stored.workload.weights_as_stored and not chosen.workload.weights_as_stored
     assert as_stored["weight_dtype"].value() == ""
+
+
+def test_training_tokens_may_be_written_as_2e12(catalog):
+    from django.test import Client
+
+    response = Client().get(
+        "/size/", {"model": "llama-3.1-8b", "task": "pretrain", "train_tokens": "2e12"}
+    )
+    assert response.status_code == 200
+    assert "2,000,000,000,000 training tokens" in response.content.decode()

@@ -87,10 +87,12 @@ def planning_assumptions(
         *(
             [
                 "scheduled: each hour of the 24-hour profile gets the replicas its rate needs "
-                "(at least one); the replica levels that run more of the day than the 1-year "
-                "reservation's share of the on-demand price are reserved around the clock, "
-                "the rest rented on demand hour by hour (a month is 730 / 24 days of the "
-                "profile; starting a replica is taken as instant)"
+                "(at least one), the rate scaled by the peak's ratio to the busiest hour (a peak "
+                "above that hour's average is the burst inside an hour); the replica levels "
+                "that run more of the day than the 1-year reservation's share of the on-demand "
+                "price are reserved around the clock, the rest rented on demand hour by hour "
+                "(a month is 730 / 24 days of the profile; starting a replica is taken as "
+                "instant)"
             ]
             if hourly_profile
             else ["scheduled: null without a 24-hour profile (hourly_requests_per_second)"]

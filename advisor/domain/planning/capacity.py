@@ -56,6 +56,14 @@ class Load:
     prompt_tokens_p95: int | None = None
     output_tokens_p95: int | None = None
 
+    def hourly_peaks(self) -> list[float]:
+        """Each hour's rate to size for: the profile's rate times the peak's ratio to its
+        busiest hour (a peak above the busiest hour's average is the burst inside an hour, and
+        every hour is taken to burst alike)."""
+        profile = self.hourly_requests_per_second or ()
+        burst = self.requests_per_second / max(profile) if profile and max(profile) else 1.0
+        return [rate * burst for rate in profile]
+
     @property
     def average(self) -> float:
         """The average rate: as given, else the profile's mean, else the peak."""
@@ -192,27 +200,55 @@ def _why_not_more(queue: ReplicaQueue, latency: Latency | None, objectives: Obje
     if missed is None:
         return queue.limit
     name, value, target = missed
-    return f"the {OBJECTIVE_LABELS[name]} passes {target:,.0f} ms ({value:,.0f} ms)"
+    # Enough digits to tell the latency from the target it passes (500.4 ms, not 500 ms).
+    digits = 0 if round(value) != round(target) else 1 if round(value, 1) != target else 2
+    return f"the {OBJECTIVE_LABELS[name]} passes {target:,.0f} ms ({value:,.{digits}f} ms)"
+
+
+def _margin(latency: Latency, objectives: Objectives) -> float:
+    """How far past its target the tightest objective is, as a share (negative: inside)."""
+    ratios = (latency_ms(latency, name) / target for name, target in objectives.given().items())
+    return max(ratios) - 1
 
 
 def max_rate_within(queue: ReplicaQueue, objectives: Objectives) -> tuple[float, str]:
     """The most requests per second one replica serves within the objectives, and what stops
-    more (0 when one request alone misses them)."""
+    more (0 when one request alone misses them).
+
+    The tightest objective's margin rises with the rate: the search brackets where it crosses
+    zero and narrows the bracket by false position (the Illinois rule, so both ends move),
+    halving instead where the upper end answers no latency at all (past the queue's bound or
+    the KV pool)."""
     low, high = 0.0, queue.rate_bound()
     latency = queue.at(high)
     if latency is not None and objectives.missed(latency) is None:
         queue.at(high * (1 + _RATE_TOLERANCE))
         return high, queue.limit
     why = _why_not_more(queue, latency, objectives)
+    alone = queue.at(NO_LOAD_RATE)
+    low_margin = _margin(alone, objectives) if alone is not None else -1.0
+    high_margin = _margin(latency, objectives) if latency is not None else None
+    kept = 0  # which end stayed last time: -1 the low, +1 the high
     for _ in range(_RATE_SEARCH_STEPS):
         if low and high - low <= _RATE_TOLERANCE * low:
             break
-        middle = (low + high) / 2
+        if high_margin is None or high_margin <= low_margin:
+            middle = (low + high) / 2
+        else:
+            crossing = high - high_margin * (high - low) / (high_margin - low_margin)
+            middle = min(max(crossing, low + 0.01 * (high - low)), high - 0.01 * (high - low))
         latency = queue.at(middle)
         if latency is not None and objectives.missed(latency) is None:
-            low = middle
+            low, low_margin = middle, _margin(latency, objectives)
+            if kept == -1 and high_margin is not None:
+                high_margin /= 2
+            kept = -1
         else:
             high, why = middle, _why_not_more(queue, latency, objectives)
+            high_margin = _margin(latency, objectives) if latency is not None else None
+            if kept == 1:
+                low_margin /= 2
+            kept = 1
     return low, why
 
 
@@ -262,8 +298,9 @@ def _bills(
         for model, offer in chosen.items()
     }
     hourly, schedule = None, None
-    if load.hourly_requests_per_second and chosen[ON_DEMAND]:
-        hourly = replicas_by_hour(load.hourly_requests_per_second, rate_per_replica)
+    if load.hourly_requests_per_second:
+        hourly = replicas_by_hour(load.hourly_peaks(), rate_per_replica)
+    if hourly and chosen[ON_DEMAND]:
         base = chosen[SCHEDULE_BASE_TERM]
         schedule = scheduled_bill(
             hourly,
@@ -363,7 +400,7 @@ def _replica_plan(
     plan = ReplicaPlan(
         candidate,
         meets=True,
-        reason=f"{rate:,.2f} requests/s per replica within the objectives; beyond, {why}",
+        reason=f"{rate:,.4g} requests/s per replica within the objectives; beyond, {why}",
         limit=why,
         max_requests_per_second_per_replica=rate,
         replicas=replicas,

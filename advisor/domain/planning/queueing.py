@@ -288,12 +288,17 @@ class ReplicaQueue:
             updated = rate * decodes * self._mean_iteration(stationary, decode)
             # The concurrency's p95, near Poisson as in an infinite-server queue, must fit.
             if updated + _Z_P95 * math.sqrt(updated) > traffic.max_concurrency:
-                self.limit = f"the KV pool, which holds {traffic.max_concurrency:,} requests, fills"
+                held = traffic.max_concurrency
+                self.limit = (
+                    f"the KV pool, which holds {held:,} request{'' if held == 1 else 's'}, fills"
+                )
                 return None
             excess = updated - concurrency
             if abs(excess) <= _CONCURRENCY_TOLERANCE * max(updated, 1.0):
-                concurrency = updated
-                break
+                # Converged: the chain just solved is the answer's (its decode step is within
+                # the tolerance of the updated concurrency's), no second solve.
+                self._last = (rate, updated)
+                return self._latency(rate, stationary, decode, updated)
             guess = updated
             if previous is not None and excess != previous[1]:
                 # The secant through the last two guesses, where it stays ahead of zero.

@@ -65,6 +65,10 @@ def _longest(plan: CapacityPlan, best: ReplicaPlan, field: str) -> int | None:
     return low
 
 
+def _article(words: str) -> str:
+    return "an" if words[:1] in "aeiou" else "a"
+
+
 def what_would_meet(plan: CapacityPlan) -> list[Change]:
     """The changes that would let some candidate meet the objectives; empty when one does."""
     if plan.meeting:
@@ -87,7 +91,8 @@ def what_would_meet(plan: CapacityPlan) -> list[Change]:
                 "objective",
                 name,
                 round(best_ms, 1),
-                f"a {OBJECTIVE_LABELS[name]} target of {best_ms:,.1f} ms or more: {where} "
+                f"{_article(OBJECTIVE_LABELS[name])} {OBJECTIVE_LABELS[name]} target of "
+                f"{best_ms:,.1f} ms or more: {where} "
                 "meets that with one request at a time",
             )
         )

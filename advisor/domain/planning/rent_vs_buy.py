@@ -20,6 +20,7 @@ from advisor.domain.planning.ownership import (
     break_even_utilization,
     tco_usd_per_gpu_hour,
 )
+from advisor.domain.sizing.cluster_layout import cluster_offers, single_node
 from advisor.domain.sizing.rental import ON_DEMAND, Rental, offer_choose
 
 RESERVED_1Y, RESERVED_3Y = "reserved_1y", "reserved_3y"
@@ -62,14 +63,24 @@ class RentVsBuy:
 
     def sentence(self) -> str:
         """The break-even against the first rented offer, as the pages state it."""
-        years = f"{self.inputs.depreciation_years:g} years"
+        count = self.inputs.depreciation_years
+        years = f"{count:g} year{'' if count == 1 else 's'}"
         if not self.break_even:
             return f"no rentable offer of {self.device.name} to compare buying with"
         first = self.break_even[0]
         rent = f"${first.offer.usd_per_gpu_hour:,.2f}/GPU-hour {_label(first.pricing_model)}"
         typical = first.utilization["typical"]
         if typical is None:
-            return f"buying never pays off within 100% utilisation over {years} against {rent}"
+            low = first.utilization["low"]
+            cheaper = (
+                f" (at the low purchase price, ${self.price.at('low'):,.0f}, above {low:.0%})"
+                if low is not None
+                else ""
+            )
+            return (
+                f"buying never pays off within 100% utilisation over {years} against {rent} "
+                f"at the typical purchase price{cheaper}"
+            )
         return (
             f"buying pays off above {typical:.0%} utilisation over {years} against {rent} "
             f"(at {_percent(first.utilization['low'])} to "
@@ -89,6 +100,19 @@ def _percent(value: float | None) -> str:
     return "never" if value is None else f"{value:.0%}"
 
 
+def _rented_offer(
+    offers: Sequence[Offer], gpu_count: int, rental: Rental, pricing_model: str
+) -> Offer | None:
+    """What renting `gpu_count` GPUs costs per GPU-hour: the offer of that count, or for a
+    cluster the cheapest per GPU-hour of the instances it is made of."""
+    if single_node(gpu_count):
+        return offer_choose(offers, gpu_count=gpu_count, rental=rental, pricing_model=pricing_model)
+    nodes = cluster_offers(
+        offers, gpu_count=gpu_count, tensor_parallel=1, rental=rental, pricing_model=pricing_model
+    )
+    return min(nodes, key=lambda offer: offer.usd_per_gpu_hour, default=None)
+
+
 def rent_vs_buy(
     device: Device,
     gpu_count: int,
@@ -105,9 +129,7 @@ def rent_vs_buy(
     tdp = device.tdp_watts
     breaks = []
     for pricing_model in RENTED_PRICING:
-        offer = offer_choose(
-            offers, gpu_count=gpu_count, rental=rental, pricing_model=pricing_model
-        )
+        offer = _rented_offer(offers, gpu_count, rental, pricing_model)
         if offer is not None:
             rent = offer.usd_per_gpu_hour
             at = {end: break_even_utilization(rent, price.at(end), tdp, inputs) for end in ENDS}

@@ -33,7 +33,8 @@ def replica_plan_report(plan: ReplicaPlan) -> dict[str, Any]:
         "meets_objectives": plan.meets,
         "reason": plan.reason,
         "limit": plan.limit,
-        "max_requests_per_second_per_replica": None if rate is None else round(rate, 3),
+        # Six significant figures: a slow replica's 0.0004 requests/s is not rounded to 0.
+        "max_requests_per_second_per_replica": None if rate is None else float(f"{rate:.6g}"),
         "replicas": plan.replicas,
         "gpus_total": plan.gpus_total,
         "spot_replicas": plan.spot_replicas,
@@ -64,6 +65,18 @@ def replica_plan_report(plan: ReplicaPlan) -> dict[str, Any]:
         "reserved_replicas": plan.reserved_replicas,
         "warnings": candidate.warnings,
     }
+
+
+def _why_no_plan(plan: CapacityPlan) -> str | None:
+    """Why there is no plan although candidates meet the objectives: none is priced."""
+    if plan.plan is not None or not plan.meeting:
+        return None
+    rental = plan.workload.rental.notes() or ["no constraint of yours"]
+    return (
+        f"{len(plan.meeting)} candidate{'' if len(plan.meeting) == 1 else 's'} meet the "
+        f"objectives, but none has an offer to rent at {plan.workload.pricing_model} pricing "
+        f"within {'; '.join(rental)}: loosen them or change the pricing model"
+    )
 
 
 def capacity_report(
@@ -104,6 +117,7 @@ def capacity_report(
         "candidates_running": len(running),
         "candidates_total": len(plan.candidates),
         "assumptions": plan.assumptions,
+        "why_no_plan": _why_no_plan(plan),
         "what_would_meet": (
             None
             if plan.meeting

@@ -81,7 +81,7 @@ def deadline_picks(
 ) -> list[DeadlinePick]:
     """Per GPU type and provider with a priced run: the smallest count that finishes within
     `workload.train_days`, or the fastest when none does; those that fit first, cheapest
-    first."""
+    first, then the others, fastest first."""
     if workload.train_days is None:
         return []
     running: dict[str, list[Candidate]] = {}
@@ -96,7 +96,15 @@ def deadline_picks(
             pick = _smallest_within(workload, sorted(options, key=lambda c: c.gpu_count), mine)
             if pick is not None:
                 picks.append(pick)
-    return sorted(picks, key=lambda p: (not p.fits, p.usd_per_job.expected, p.gpu_count))
+    # What fits, cheapest first; what does not, fastest first (the nearest to the deadline).
+    return sorted(
+        picks,
+        key=lambda p: (
+            not p.fits,
+            p.usd_per_job.expected if p.fits else p.days.expected,
+            p.gpu_count,
+        ),
+    )
 
 
 def _smallest_within(

@@ -42,6 +42,15 @@ class SizingResult:
 
     @property
     def best(self) -> Candidate | None:
+        """The first that fits; with a deadline (train_days), the cheapest run that finishes
+        within it, where one does."""
+        within = next((pick for pick in self.deadline if pick.fits), None)
+        if within is not None:
+            return next(
+                c
+                for c in self.fitting
+                if (c.device.key, c.gpu_count) == (within.device.key, within.gpu_count)
+            )
         return self.fitting[0] if self.fitting else None
 
 

@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from advisor.api.capacity import CapacityRequestSerializer, capacity_answer
+from advisor.management.command_errors import serializer_errors_text
 from advisor.management.model_source import model_source_data
 
 # Options passed to the request as given (numbers and words).
@@ -114,10 +115,7 @@ class Command(BaseCommand):
             data["ownership"] = options["ownership"]
         serializer = CapacityRequestSerializer(data=data)
         if not serializer.is_valid():
-            errors = "; ".join(
-                f"{field}: {' '.join(map(str, msgs))}" for field, msgs in serializer.errors.items()
-            )
-            raise CommandError(errors)
+            raise CommandError(serializer_errors_text(serializer.errors))
         report = capacity_answer(serializer.validated_data)
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from advisor.api.serializers import SizingRequestSerializer
 from advisor.domain.planning.ownership import OwnershipInputs
 from advisor.domain.sizing.report import sizing_report
+from advisor.management.command_errors import serializer_errors_text
 from advisor.management.model_source import model_source_data
 from advisor.ownership import sizing_rent_vs_buy
 from advisor.services import sizing_advise
@@ -170,10 +171,7 @@ class Command(BaseCommand):
                 data[name] = options[name] == "on"
         serializer = SizingRequestSerializer(data=data)
         if not serializer.is_valid():
-            errors = "; ".join(
-                f"{field}: {' '.join(map(str, msgs))}" for field, msgs in serializer.errors.items()
-            )
-            raise CommandError(errors)
+            raise CommandError(serializer_errors_text(serializer.errors))
         validated = serializer.validated_data
         report = sizing_report(
             sizing_advise(workload=validated["workload"]),
@@ -226,9 +224,18 @@ class Command(BaseCommand):
             for remedy in report["remedies"]:
                 self.stdout.write(f"  {remedy['name']}: {remedy['effect']}")
             return
+        if report["deadline"]:
+            # A deadline is the question: its answer comes first.
+            self.stdout.write(f"Within {report['deadline']['train_days']:g} days:")
+            for pick in report["deadline"]["picks"][:top]:
+                self.stdout.write(f"  {pick['sentence']}")
+            self.stdout.write("Every configuration that fits, best first:")
         for candidate in fitting[:top]:
             offer = candidate["offer"]
             price = f"${candidate['usd_per_hour']:,.2f}/h" if offer else "no offer"
+            hours = (candidate.get("training_hours") or {}).get("expected")
+            if hours is not None:
+                price += f" {hours / 24:,.1f} days"
             where = f"  {offer['provider']} {offer['freshness']}" if offer else ""
             if candidate["instances"] > 1:
                 where += f", {candidate['instances']}x {offer['instance_type']}"
@@ -243,7 +250,3 @@ class Command(BaseCommand):
         compared = (report["recommendation"] or {}).get("rent_vs_buy")
         if compared:
             self.stdout.write(f"  rent or buy: {compared['sentence']}")
-        if report["deadline"]:
-            self.stdout.write(f"Within {report['deadline']['train_days']:g} days:")
-            for pick in report["deadline"]["picks"][:top]:
-                self.stdout.write(f"  {pick['sentence']}")
