@@ -1,9 +1,24 @@
 """The model a `size` or `plan` command names: its --model, --config file or --params, as the
 request data the API's serializers read (they decode and judge it as for the API)."""
 
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandError
+
+
+def add_model_source_arguments(parser: Any) -> None:
+    """--config, --model or --params: exactly one."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config", type=Path, help="A Hugging Face config.json file.")
+    source.add_argument(
+        "--model",
+        help=(
+            "A bundled model (llama-3.1-8b, or its Hub id), or a Hugging Face Hub id, "
+            "e.g. Qwen/Qwen3-8B or Qwen/Qwen3-8B@<revision>."
+        ),
+    )
+    source.add_argument("--params", type=float, help="A bare parameter count, e.g. 7e9.")
 
 
 def model_source_data(options: dict[str, Any]) -> dict[str, Any]:

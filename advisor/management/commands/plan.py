@@ -1,12 +1,11 @@
 import json
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from advisor.api.capacity import CapacityRequestSerializer, capacity_answer
 from advisor.management.command_errors import serializer_errors_text
-from advisor.management.model_source import model_source_data
+from advisor.management.model_source import add_model_source_arguments, model_source_data
 
 # Options passed to the request as given (numbers and words).
 OPTIONS = [
@@ -50,12 +49,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: Any) -> None:
-        source = parser.add_mutually_exclusive_group(required=True)
-        source.add_argument("--config", type=Path, help="A Hugging Face config.json file.")
-        source.add_argument(
-            "--model", help="A bundled model (llama-3.1-8b, or its Hub id), or a Hub id."
-        )
-        source.add_argument("--params", type=float, help="A bare parameter count, e.g. 7e9.")
+        add_model_source_arguments(parser)
         for name, kind, what in (
             ("requests_per_second", float, "requests per second at peak (required)"),
             ("average_requests_per_second", float, "the average rate (default: the peak)"),
@@ -141,7 +135,8 @@ class Command(BaseCommand):
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Plan: {plan['replicas']} x {plan['gpu_count']}x {plan['gpu_name']} "
-                    f"({plan['gpus_total']} GPUs), {_money(bill['on_demand'])}/month on demand, "
+                    f"({plan['gpus_total']} GPU{'' if plan['gpus_total'] == 1 else 's'}), "
+                    f"{_money(bill['on_demand'])}/month on demand, "
                     f"{_money(bill['spot'])}/month on spot"
                 )
             )

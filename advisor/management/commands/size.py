@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -8,7 +7,7 @@ from advisor.api.serializers import SizingRequestSerializer
 from advisor.domain.planning.ownership import OwnershipInputs
 from advisor.domain.sizing.report import sizing_report
 from advisor.management.command_errors import serializer_errors_text
-from advisor.management.model_source import model_source_data
+from advisor.management.model_source import add_model_source_arguments, model_source_data
 from advisor.ownership import sizing_rent_vs_buy
 from advisor.services import sizing_advise
 
@@ -49,16 +48,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: Any) -> None:
-        source = parser.add_mutually_exclusive_group(required=True)
-        source.add_argument("--config", type=Path, help="A Hugging Face config.json file.")
-        source.add_argument(
-            "--model",
-            help=(
-                "A bundled model (llama-3.1-70b, or its Hub id), or a Hugging Face Hub id, "
-                "e.g. Qwen/Qwen3-8B or Qwen/Qwen3-8B@<revision>."
-            ),
-        )
-        source.add_argument("--params", type=float, help="A bare parameter count, e.g. 7e9.")
+        add_model_source_arguments(parser)
         parser.add_argument(
             "--task",
             choices=["inference", "lora", "qlora", "full", "pretrain"],
