@@ -14,6 +14,9 @@ ENDS = ("low", "expected", "high")
 # and drawn straight between: it grows with the KV cache it reads, close to linearly, and a
 # queue's concurrency spreads over hundreds of values.
 DECODE_EXACT_UP_TO = 32
+# From this many on, the grid's spacing doubles with each doubling of the concurrency (at most
+# 1/32 of it apart): a saturation search past the KV pool asks for millions.
+DECODE_GRID_DOUBLES_FROM = 1024
 
 
 class ReplicaTimes:
@@ -30,15 +33,17 @@ class ReplicaTimes:
     def decode_step(self, concurrency: int) -> Range:
         """One decode step with `concurrency` requests running, each reading the KV cache at
         its average length (the prompt plus half the output); above DECODE_EXACT_UP_TO, drawn
-        straight between the engine's steps at multiples of it."""
+        straight between the engine's steps at multiples of it (of a larger power of two times
+        it from DECODE_GRID_DOUBLES_FROM)."""
         if concurrency <= DECODE_EXACT_UP_TO:
             return self._engine_decode_step(concurrency)
-        below = concurrency - concurrency % DECODE_EXACT_UP_TO
+        spacing = DECODE_EXACT_UP_TO * _doublings_past_grid(concurrency)
+        below = concurrency - concurrency % spacing
         if below == concurrency:
             return self._engine_decode_step(concurrency)
-        share = (concurrency - below) / DECODE_EXACT_UP_TO
+        share = (concurrency - below) / spacing
         low = self._engine_decode_step(below)
-        high = self._engine_decode_step(below + DECODE_EXACT_UP_TO)
+        high = self._engine_decode_step(below + spacing)
         return low.scaled(1 - share).plus(high.scaled(share))
 
     def _engine_decode_step(self, concurrency: int) -> Range:
@@ -64,3 +69,9 @@ class ReplicaTimes:
             decode_seconds=lambda concurrency: getattr(self.decode_step(concurrency), end),
             prefill_seconds=lambda tokens: getattr(self.prefill(tokens), end),
         )
+
+
+def _doublings_past_grid(concurrency: int) -> int:
+    """The grid's spacing over DECODE_EXACT_UP_TO at this concurrency: 1 below twice
+    DECODE_GRID_DOUBLES_FROM, then 2, 4, 8... per doubling."""
+    return 1 << max(0, (concurrency // DECODE_GRID_DOUBLES_FROM).bit_length() - 1)
