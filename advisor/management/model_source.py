@@ -1,6 +1,8 @@
-"""The model a `size` or `plan` command names: its --model, --config file or --params, as the
-request data the API's serializers read (they decode and judge it as for the API)."""
+"""The model a `size` or `plan` command names: its --model, --config file or --params, and the
+rent-against-buy overrides (--ownership), as the request data the API's serializers read (they
+decode and judge it as for the API)."""
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -30,3 +32,12 @@ def model_source_data(options: dict[str, Any]) -> dict[str, Any]:
         except (OSError, UnicodeDecodeError) as error:
             raise CommandError(f"cannot read {options['config']}: {error}") from error
     return {"params": int(options["params"])}
+
+
+def add_ownership_argument(parser: Any) -> None:
+    """--ownership: the request's `ownership` object as JSON."""
+    parser.add_argument(
+        "--ownership",
+        type=json.loads,
+        help='rent-against-buy overrides as JSON, e.g. \'{"pue": 1.2, "usd_per_kwh": 0.12}\'',
+    )

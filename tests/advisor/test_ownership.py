@@ -3,13 +3,14 @@ checked by hand), the bundled purchase prices, and `rent_vs_buy` on capacity and
 answers with their overrides."""
 
 import csv
+import json
 from dataclasses import replace
 from io import StringIO
 from itertools import pairwise
 from urllib.parse import urlparse
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from advisor.domain.planning.ownership import (
     OwnershipInputs,
@@ -261,3 +262,23 @@ def test_manage_py_size_prints_a_training_jobs_break_even(catalog):
     out = StringIO()
     call_command("size", "--model=llama-3.1-8b", "--task=full", stdout=out)
     assert "rent or buy: buying" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_manage_py_size_takes_the_same_ownership_overrides_as_the_api(catalog):
+    def tco(*ownership: str) -> float:
+        out = StringIO()
+        call_command(
+            "size", "--model=llama-3.1-8b", "--task=full", "--json", *ownership, stdout=out
+        )
+        return json.loads(out.getvalue())["recommendation"]["rent_vs_buy"]["tco_usd_per_gpu_hour"][
+            "typical"
+        ]
+
+    assert tco('--ownership={"usd_per_kwh": 0.40}') > tco()
+
+
+@pytest.mark.django_db
+def test_manage_py_size_names_a_bad_ownership_override(catalog):
+    with pytest.raises(CommandError, match=r"ownership\.pue"):
+        call_command("size", "--model=llama-3.1-8b", "--task=full", '--ownership={"pue": 9}')

@@ -5,7 +5,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from advisor.api.capacity import CapacityRequestSerializer, capacity_answer
 from advisor.management.command_errors import serializer_errors_text
-from advisor.management.model_source import add_model_source_arguments, model_source_data
+from advisor.management.model_source import (
+    add_model_source_arguments,
+    add_ownership_argument,
+    model_source_data,
+)
 
 # Options passed to the request as given (numbers and words).
 OPTIONS = [
@@ -87,11 +91,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--include-rejected", action="store_true", help="list what does not run too (--json)"
         )
-        parser.add_argument(
-            "--ownership",
-            type=json.loads,
-            help='rent-against-buy overrides as JSON, e.g. \'{"pue": 1.2, "usd_per_kwh": 0.12}\'',
-        )
+        add_ownership_argument(parser)
         parser.add_argument("--top", type=int, default=10, help="Candidates to print.")
         parser.add_argument("--json", action="store_true", help="Print the full JSON answer.")
 

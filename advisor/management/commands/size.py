@@ -7,7 +7,11 @@ from advisor.api.serializers import SizingRequestSerializer
 from advisor.domain.planning.ownership import OwnershipInputs
 from advisor.domain.sizing.report import sizing_report
 from advisor.management.command_errors import serializer_errors_text
-from advisor.management.model_source import add_model_source_arguments, model_source_data
+from advisor.management.model_source import (
+    add_model_source_arguments,
+    add_ownership_argument,
+    model_source_data,
+)
 from advisor.ownership import sizing_rent_vs_buy
 from advisor.services import sizing_advise
 
@@ -138,6 +142,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-gradient-checkpointing", action="store_true")
         parser.add_argument("--no-flash-attention", action="store_true")
         parser.add_argument("--top", type=int, default=10, help="Candidates to print.")
+        add_ownership_argument(parser)
         parser.add_argument("--json", action="store_true", help="Print the full JSON answer.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -152,6 +157,8 @@ class Command(BaseCommand):
                 data[name] = [item.strip() for item in options[name].split(",") if item.strip()]
         data["exclude_marketplaces"] = options["exclude_marketplaces"]
         data["include_rejected"] = options["include_rejected"]
+        if options["ownership"] is not None:
+            data["ownership"] = options["ownership"]
         data["gradient_checkpointing"] = not options["no_gradient_checkpointing"]
         data["flash_attention"] = not options["no_flash_attention"]
         data["optimizer_offload"] = options["optimizer_offload"]
