@@ -167,3 +167,11 @@ def test_a_shorter_prompt_that_would_meet_is_named_and_meets():
 def test_objectives_are_required():
     with pytest.raises(ValueError, match="at least one objective"):
         _plan(ttft_p95_ms=None)
+
+
+def test_very_short_prompts_at_a_high_rate_are_planned():
+    # Thousands of requests decoding at once, a budget holding hundreds of prompts: the rate
+    # search passes through loads past the KV pool and must come back from them.
+    plan = _plan(rate=200, prompt=50, output=300, ttft_p95_ms=500, itl_p95_ms=50)
+    assert plan.plan is not None and plan.plan.meets
+    assert plan.plan.replicas * plan.plan.max_requests_per_second_per_replica >= 200

@@ -62,7 +62,10 @@ def simulate(rate: float, times: StepTimes, traffic: Traffic, seed: int) -> tupl
                 prefilled.append(waiting.popleft()[0])
         length = times.decode_seconds(len(running)) if running else 0.0
         if chunks:
-            length += times.prefill_seconds(chunks * traffic.chunk_prompt_tokens)
+            tokens = chunks * traffic.chunk_prompt_tokens
+            length += times.prefill_seconds(tokens)
+            if running:  # one forward pass: what the two share is paid once
+                length -= times.shared_seconds(tokens, len(running))
         now += length
         if running and arrived > warm_up:
             iterations.append((length, len(running)))
@@ -130,8 +133,24 @@ def test_one_request_alone_waits_for_its_prefill_and_a_decode_step(h100_llama_8b
     alone = ReplicaQueue(expected, traffic).at(1e-9)
     prefill = expected.prefill_seconds(traffic.prompt_tokens)
     step = expected.decode_seconds(1)
-    assert prefill + step < alone.ttft_p95_s <= prefill + 2 * step
+    # Its own iteration is one pass over its prompt and a decode step, the weights read once.
+    own = prefill + step - expected.shared_seconds(traffic.prompt_tokens, 1)
+    assert prefill <= own < prefill + step
+    assert own < alone.ttft_p95_s <= own + step
     assert alone.itl_p95_s == pytest.approx(step, rel=1e-6)
+
+
+def test_an_iteration_reads_the_weights_once_for_its_prefill_and_its_decodes(h100_llama_8b):
+    times, _ = h100_llama_8b
+    expected = times.at("expected")
+    # A short prompt is bound by the weight read as a decode step is: together they cost
+    # about one pass, not two.
+    short = expected.prefill_seconds(64) + expected.decode_seconds(8)
+    assert expected.shared_seconds(64, 8) > 0.3 * short
+    # A long prompt is compute-bound: the decode step's reads hide under its matmuls, and
+    # the decodes' own matmuls add (shared at most the decode step's weight read).
+    assert 0 < expected.shared_seconds(8192, 8) <= expected.decode_seconds(8)
+    assert expected.shared_seconds(0, 8) == expected.shared_seconds(64, 0) == 0
 
 
 def test_past_the_bound_the_replica_is_not_planned(h100_llama_8b):
@@ -163,3 +182,12 @@ def test_poisson_counts_hold_the_whole_law_around_the_mean(mean):
     counts = poisson(mean)
     assert sum(p for _, p in counts) == pytest.approx(1.0, abs=1e-6)
     assert sum(count * p for count, p in counts) == pytest.approx(mean, rel=1e-6, abs=1e-9)
+
+
+def test_a_light_load_after_a_heavy_one_is_answered_as_from_an_empty_queue(h100_llama_8b):
+    times, traffic = h100_llama_8b
+    warmed = ReplicaQueue(times.at("expected"), traffic)
+    warmed.at(0.9 * warmed.rate_bound())
+    fresh = ReplicaQueue(times.at("expected"), traffic)
+    light = 0.05 * fresh.rate_bound()
+    assert warmed.at(light).ttft_p95_s == pytest.approx(fresh.at(light).ttft_p95_s, rel=1e-4)

@@ -4,9 +4,10 @@ and end-to-end time at a request rate, from its step times.
 The replica is a continuous-batching server with chunked prefill, scheduled decode first (vLLM
 V1's scheduler; Sarathi-Serve, Agrawal et al., OSDI 2024, arXiv 2403.02310): it runs iterations
 back to back, each one a decode step for every running request plus up to `chunk_tokens` of
-waiting prompt tokens, first come first served. An iteration takes the decode step at its
-concurrency plus the prefill of its prompt tokens, added as the engine adds them in
-seconds_per_request. A prompt longer than the budget runs in equal chunks, one per iteration;
+waiting prompt tokens, first come first served. An iteration is one forward pass: the decode
+step at its concurrency plus the prefill of its prompt tokens, less what the two share (the
+weights read once, the matmuls over all its tokens bound together: timing.py's
+ReplicaTimes.shared). A prompt longer than the budget runs in equal chunks, one per iteration;
 shorter prompts share an iteration, whole, as many as the budget holds. A request's first
 token comes at the end of the iteration that ends its prompt; each later token one iteration
 after the one before.
@@ -86,6 +87,9 @@ class StepTimes:
 
     decode_seconds: Callable[[int], float]  # one decode step at this many running requests
     prefill_seconds: Callable[[int], float]  # this many prompt tokens in one forward pass
+    # What an iteration that prefills this many prompt tokens while decoding this many
+    # requests saves on the two apart (one forward pass: the weights read once).
+    shared_seconds: Callable[[int, int], float]
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,7 @@ class ReplicaQueue:
         self._stationary: list[float] = list(start._stationary) if start else [1.0]
         self._decode_cache: dict[int, float] = {}
         self._prefill_cache: dict[int, float] = {}
+        self._shared_cache: dict[tuple[int, int], float] = {}
         self._saturation: float | None = None
         self._last = start._last if start else (0.0, 0.0)  # a rate answered, its concurrency
         # Why the last rate asked for was not served (at() answered None).
@@ -205,22 +210,51 @@ class ReplicaQueue:
             self._prefill_cache[chunks] = self.times.prefill_seconds(tokens) if chunks else 0.0
         return self._prefill_cache[chunks]
 
-    def tail_extra_seconds(self, decode_seconds: float) -> float:
-        """How much later a p95-length prompt's first token comes than a mean one's: its
-        extra tokens' prefill, and a decode step for each extra iteration its chunks take."""
+    def shared_seconds(self, chunks: int, concurrency: float) -> float:
+        """What `chunks` prompt chunks share with the decode step at a mean concurrency in
+        one iteration (StepTimes.shared_seconds): linear between whole concurrencies, from one
+        request's step as decode_seconds."""
+        if not chunks:
+            return 0.0
+        whole = max(1, math.floor(concurrency))
+        below = self._shared(chunks, whole)
+        if concurrency <= 1:
+            return below
+        return below + (concurrency - whole) * (self._shared(chunks, whole + 1) - below)
+
+    def _shared(self, chunks: int, concurrency: int) -> float:
+        key = (chunks, concurrency)
+        if key not in self._shared_cache:
+            tokens = chunks * self._chain.chunk_prompt_tokens
+            self._shared_cache[key] = self.times.shared_seconds(tokens, concurrency)
+        return self._shared_cache[key]
+
+    def tail_extra_seconds(self, concurrency: float) -> float:
+        """How much later a p95-length prompt's first token comes than a mean one's: what its
+        extra tokens add to an iteration, and a decode step for each extra iteration its
+        chunks take."""
         traffic = self.traffic
         tail = traffic.prompt_tokens_p95
         if not tail or tail <= traffic.prompt_tokens:
             return 0.0
         budget = traffic.chunk_tokens
         extra_rounds = math.ceil(tail / budget) - math.ceil(traffic.prompt_tokens / budget)
-        extra_prefill = self.times.prefill_seconds(tail) - self.times.prefill_seconds(
-            traffic.prompt_tokens
-        )
-        return max(0.0, extra_prefill) + extra_rounds * decode_seconds
+        whole = max(1, math.floor(concurrency))
 
-    def iteration_seconds(self, chunks: int, decode_seconds: float) -> float:
-        return decode_seconds + self.prefill_seconds(chunks)
+        def added(tokens: int) -> float:
+            return self.times.prefill_seconds(tokens) - self.times.shared_seconds(tokens, whole)
+
+        extra_prefill = added(tail) - added(traffic.prompt_tokens)
+        return max(0.0, extra_prefill) + extra_rounds * self.decode_seconds(concurrency)
+
+    def iteration_seconds(self, chunks: int, concurrency: float) -> float:
+        """One iteration: the decode step at a mean concurrency and `chunks` prompt chunks, in
+        one forward pass."""
+        return (
+            self.decode_seconds(concurrency)
+            + self.prefill_seconds(chunks)
+            - self.shared_seconds(chunks, concurrency)
+        )
 
     def _full_iterations_keep_up(self, rate: float) -> bool:
         """Whether, with every iteration full of prompt chunks (an endless queue), the chunks
@@ -231,7 +265,7 @@ class ReplicaQueue:
         decodes = max(traffic.output_tokens - 1, 0)
         concurrency = 0.0
         for _ in range(_CONCURRENCY_SWEEPS):
-            full = self.iteration_seconds(per_iteration, self.decode_seconds(concurrency))
+            full = self.iteration_seconds(per_iteration, concurrency)
             if rate / self.group * per_prompt * full >= per_iteration:
                 return False
             updated = rate * decodes * full
@@ -283,9 +317,8 @@ class ReplicaQueue:
         concurrency = last_concurrency * rate / last_rate if last_rate else 0.0
         previous: tuple[float, float] | None = None  # the last guess and its excess
         for _ in range(_CONCURRENCY_SWEEPS):
-            decode = self.decode_seconds(concurrency)
-            stationary = self._solve(rate, decode)
-            updated = rate * decodes * self._mean_iteration(stationary, decode)
+            stationary = self._solve(rate, concurrency)
+            updated = rate * decodes * self._mean_iteration(stationary, concurrency)
             # The concurrency's p95, near Poisson as in an infinite-server queue, must fit.
             if updated + _Z_P95 * math.sqrt(updated) > traffic.max_concurrency:
                 held = traffic.max_concurrency
@@ -298,26 +331,27 @@ class ReplicaQueue:
                 # Converged: the chain just solved is the answer's (its decode step is within
                 # the tolerance of the updated concurrency's), no second solve.
                 self._last = (rate, updated)
-                return self._latency(rate, stationary, decode, updated)
+                return self._latency(rate, stationary, concurrency, updated)
             guess = updated
             if previous is not None and excess != previous[1]:
                 # The secant through the last two guesses, where it stays ahead of zero.
                 secant = concurrency - excess * (concurrency - previous[0]) / (excess - previous[1])
                 guess = secant if secant > 0 else updated
             previous = (concurrency, excess)
-            concurrency = guess
+            # Never past what the KV pool holds: a secant that overshoots there would solve the
+            # chain at a load no replica runs (and an answer past it is refused above anyway).
+            concurrency = min(guess, traffic.max_concurrency)
         self._last = (rate, concurrency)
-        decode = self.decode_seconds(concurrency)
-        return self._latency(rate, self._solve(rate, decode), decode, concurrency)
+        return self._latency(rate, self._solve(rate, concurrency), concurrency, concurrency)
 
-    def _mean_iteration(self, stationary: list[float], decode: float) -> float:
+    def _mean_iteration(self, stationary: list[float], concurrency: float) -> float:
         per_iteration = self._chain.chunks_per_iteration
         return sum(
-            share * self.iteration_seconds(min(queued, per_iteration), decode)
+            share * self.iteration_seconds(min(queued, per_iteration), concurrency)
             for queued, share in enumerate(stationary)
         )
 
-    def _solve(self, rate: float, decode: float) -> list[float]:
+    def _solve(self, rate: float, concurrency: float) -> list[float]:
         """The stationary law of the chunks waiting at an iteration's start, by power
         iteration from the last solution (below rate_bound the queue settles)."""
         rate /= self.group  # groups of prompts arriving
@@ -326,10 +360,14 @@ class ReplicaQueue:
         # Arrivals during an iteration that serves this many chunks, made as the law needs
         # them (short prompts: a budget holds thousands).
         arrivals: dict[int, list[tuple[int, float]]] = {}
-        longest = poisson(rate * self.iteration_seconds(per_iteration, decode))
+        longest = poisson(rate * self.iteration_seconds(per_iteration, concurrency))
         most = longest[-1][0] + 1  # counts past the longest iteration's are negligible
         largest_queue = max(_LARGEST_QUEUE_CHUNKS, 4 * per_prompt * most + per_iteration)
-        law = list(self._stationary)
+        # The last solution starts this one, cut to this rate's longest queue; where it held
+        # nothing that short (a far heavier load solved before), the empty queue does.
+        law = self._stationary[:largest_queue]
+        mass = sum(law)
+        law = [share / mass for share in law] if mass > 1e-9 else [1.0]
         for _ in range(_CHAIN_SWEEPS):
             following: list[float] = [0.0] * (len(law) + per_prompt * most)
             for queued, share in enumerate(law):
@@ -337,7 +375,7 @@ class ReplicaQueue:
                     continue
                 served = min(queued, per_iteration)
                 if served not in arrivals:
-                    length = self.iteration_seconds(served, decode)
+                    length = self.iteration_seconds(served, concurrency)
                     arrivals[served] = poisson(rate * length)
                 left = queued - served
                 for count, probability in arrivals[served]:
@@ -362,9 +400,10 @@ class ReplicaQueue:
         latency = self.at(rate)
         if latency is None:
             return None
-        decode = self.decode_seconds(latency.concurrency)
         iterations, itl_mean, itl_variance = self._iterations(self._stationary, latency.concurrency)
-        ttft = weighted_quantile(self._first_token_times(rate, self._stationary, decode), quantile)
+        ttft = weighted_quantile(
+            self._first_token_times(rate, self._stationary, latency.concurrency), quantile
+        )
         decodes = max(self._chain.output_tokens - 1, 0)
         spread = statistics.NormalDist().inv_cdf(quantile) * math.sqrt(decodes * itl_variance)
         return LatencyQuantile(
@@ -380,8 +419,8 @@ class ReplicaQueue:
         """The iterations a running request sees, with their weights, and their mean and
         variance."""
         per_iteration = self._chain.chunks_per_iteration
-        prefills = [
-            (self.prefill_seconds(min(queued, per_iteration)), share)
+        served = [
+            (min(queued, per_iteration), share)
             for queued, share in enumerate(stationary)
             if share >= 1e-9
         ]
@@ -390,9 +429,9 @@ class ReplicaQueue:
         # spread with them.
         others = coarse(poisson(concurrency, _TTFT_POISSON_TAIL), _LAW_POINTS)
         iterations = [
-            (self._decode(1 + count) + prefill, p_count * share)
+            (self.iteration_seconds(chunks, 1 + count), p_count * share)
             for count, p_count in others
-            for prefill, share in prefills
+            for chunks, share in served
         ]
         weight = sum(share for _, share in iterations)
         itl_mean = sum(length * share for length, share in iterations) / weight
@@ -402,19 +441,21 @@ class ReplicaQueue:
         return iterations, itl_mean, itl_variance
 
     def _latency(
-        self, rate: float, stationary: list[float], decode: float, concurrency: float
+        self, rate: float, stationary: list[float], solved_at: float, concurrency: float
     ) -> Latency:
+        """The latencies from the chain solved with iterations at the concurrency `solved_at`;
+        `concurrency` is the answer's (the two agree within the search's tolerance)."""
         iterations, itl_mean, itl_variance = self._iterations(stationary, concurrency)
         itl_p95 = weighted_quantile(iterations, P95)
         ttft_p95 = weighted_quantile(
-            self._first_token_times(rate, stationary, decode), P95
-        ) + self.tail_extra_seconds(decode)
+            self._first_token_times(rate, stationary, solved_at), P95
+        ) + self.tail_extra_seconds(solved_at)
         decodes = max(self.traffic.tail_output_tokens - 1, 0)
         e2e_p95 = ttft_p95 + decodes * itl_mean + _Z_P95 * math.sqrt(decodes * itl_variance)
         return Latency(ttft_p95, itl_p95, itl_mean, e2e_p95, concurrency)
 
     def _first_token_times(
-        self, rate: float, stationary: list[float], decode: float
+        self, rate: float, stationary: list[float], concurrency: float
     ) -> list[tuple[float, float]]:
         """Times to first token with their weights, over the iteration an arrival lands in,
         where in it, and who arrives in it before and after."""
@@ -425,7 +466,7 @@ class ReplicaQueue:
 
         def length_of(chunks: int) -> float:
             if chunks not in lengths:
-                lengths[chunks] = self.iteration_seconds(chunks, decode)
+                lengths[chunks] = self.iteration_seconds(chunks, concurrency)
             return lengths[chunks]
 
         times = []

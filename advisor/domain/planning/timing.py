@@ -1,12 +1,14 @@
-"""A candidate replica's step times from the sizing engine: the decode step at a concurrency
-and the prefill of a run of prompt tokens, each at the low, expected and high end of the
-engine's ranges (inference_speed), for the queueing model (queueing.py)."""
+"""A candidate replica's step times from the sizing engine: the decode step at a concurrency,
+the prefill of a run of prompt tokens, and what the two share when one iteration does both,
+each at the low, expected and high end of the engine's ranges (inference_speed), for the
+queueing model (queueing.py)."""
 
 from advisor.domain.devices import Device
 from advisor.domain.planning.queueing import StepTimes
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.speed import inference_speed
+from advisor.domain.sizing.speed.inference import ForwardPassParts, forward_pass_parts
 from advisor.domain.sizing.workload import Workload
 
 ENDS = ("low", "expected", "high")
@@ -29,6 +31,7 @@ class ReplicaTimes:
         self.parallelism = parallelism
         self._decode: dict[int, Range] = {}
         self._prefill: dict[int, Range] = {}
+        self._parts: dict[int, ForwardPassParts] = {}
 
     def decode_step(self, concurrency: int) -> Range:
         """One decode step with `concurrency` requests running, each reading the KV cache at
@@ -63,11 +66,51 @@ class ReplicaTimes:
             self._prefill[tokens] = speed.time_to_first_token_seconds
         return self._prefill[tokens]
 
+    def shared(self, tokens: int, concurrency: int) -> Range:
+        """What a prefill of `tokens` prompt tokens and a decode step of `concurrency` requests
+        share when one iteration runs both (vLLM V1 and SGLang batch them into one forward
+        pass; Sarathi-Serve's hybrid batches): the weights are read once and the matmuls run
+        over both tokens together, so the iteration is max(weights, compute of all its tokens)
+        where apart each paid its own max(weights, compute). Attention, all-reduces and fixed
+        costs are the two passes' own and stay."""
+        if tokens <= 0 or concurrency <= 0:
+            return Range(0.0, 0.0, 0.0)
+        alone = self._parts_at(1)
+        decoding = self._parts_at(self._grid_point(concurrency))
+        per_token = alone.compute_seconds_per_token
+        ends = []
+        for end in ("low", "expected", "high"):
+            prefill_weights = getattr(alone.prefill_weight_seconds, end)
+            decode_weights = getattr(decoding.decode_weight_seconds, end)
+            prefill_compute = getattr(per_token, end) * tokens
+            decode_compute = getattr(per_token, end) * concurrency
+            apart = max(prefill_weights, prefill_compute) + max(decode_weights, decode_compute)
+            together = max(prefill_weights, decode_weights, prefill_compute + decode_compute)
+            ends.append(apart - together)
+        return Range(*ends)
+
+    def _grid_point(self, concurrency: int) -> int:
+        """The concurrency at or below on the decode step's grid."""
+        if concurrency <= DECODE_EXACT_UP_TO:
+            return concurrency
+        spacing = DECODE_EXACT_UP_TO * _doublings_past_grid(concurrency)
+        return concurrency - concurrency % spacing
+
+    def _parts_at(self, concurrency: int) -> ForwardPassParts:
+        if concurrency not in self._parts:
+            self._parts[concurrency] = forward_pass_parts(
+                self.workload.with_changes(batch_size=concurrency), self.device, self.parallelism
+            )
+        return self._parts[concurrency]
+
     def at(self, end: str) -> StepTimes:
         """The step times at one end of the ranges (low: the fastest)."""
         return StepTimes(
             decode_seconds=lambda concurrency: getattr(self.decode_step(concurrency), end),
             prefill_seconds=lambda tokens: getattr(self.prefill(tokens), end),
+            shared_seconds=lambda tokens, concurrency: getattr(
+                self.shared(tokens, concurrency), end
+            ),
         )
 
 

@@ -128,6 +128,57 @@ def tensor_parallel_allreduce_seconds(
     return one.scaled(ALLREDUCES_PER_LAYER_FORWARD * arch.num_layers)
 
 
+@dataclass(frozen=True)
+class ForwardPassParts:
+    """What one forward pass of a serving replica is made of, for an iteration that decodes
+    and prefills at once (the capacity planner's queue): the weights read once, the matmul
+    FLOPs per token, whatever is bound."""
+
+    prefill_weight_seconds: Range  # every weight read once (a prompt touches all experts)
+    decode_weight_seconds: Range  # the weights a decode step at the workload's batch reads
+    compute_seconds_per_token: Range  # 2·N active FLOPs per token at the serving efficiency
+
+
+def forward_pass_parts(
+    workload: Workload, device: Device, parallelism: Parallelism
+) -> ForwardPassParts:
+    tp = parallelism.tensor_parallel
+    peak, _ = compute_peak_tflops(device, workload.weight_dtype)
+    return ForwardPassParts(
+        prefill_weight_seconds=_all_weights_seconds(workload, device, tp),
+        decode_weight_seconds=_decode_weight_seconds(workload, device, tp),
+        compute_seconds_per_token=_compute_seconds(workload, device, tp, 1, (peak or 0.0) * 1e12),
+    )
+
+
+def _compute_seconds(
+    workload: Workload, device: Device, tp: int, tokens: float, peak_flops: float
+) -> Range:
+    """The matmuls of a forward pass over `tokens` tokens: 2·N active FLOPs each."""
+    efficiency = inference_compute_efficiency(device, workload.weight_dtype)
+    flops = 2 * workload.architecture.params_active * tokens / tp
+    return efficiency.inverted(flops / (peak_flops or 1))
+
+
+def _all_weights_seconds(workload: Workload, device: Device, tp: int) -> Range:
+    return DECODE_BANDWIDTH_EFFICIENCY.inverted(
+        serving_weight_bytes(workload) / tp / (device.bandwidth_gb_s * 1e9)
+    )
+
+
+def _decode_weight_seconds(workload: Workload, device: Device, tp: int) -> Range:
+    # Unpacking quantised weights runs on the CUDA cores beside the reads, at the same
+    # efficiency: it is part of the memory-bound step.
+    dequant_seconds = (
+        dequantised_weight_flops(workload, device) / tp / (device.fp32_tflops * 1e12)
+        if device.fp32_tflops
+        else 0.0
+    )
+    return DECODE_BANDWIDTH_EFFICIENCY.inverted(
+        _weight_bytes_read(workload) / tp / (device.bandwidth_gb_s * 1e9) + dequant_seconds
+    )
+
+
 def _prefill_time(
     workload: Workload,
     device: Device,
@@ -141,11 +192,8 @@ def _prefill_time(
     arch = workload.architecture
     tp = parallelism.tensor_parallel
     tokens = prompt_tokens(workload) * sequences
-    efficiency = inference_compute_efficiency(device, workload.weight_dtype)
-    compute = efficiency.inverted(2 * arch.params_active * tokens / tp / (peak_flops or 1))
-    weights = DECODE_BANDWIDTH_EFFICIENCY.inverted(
-        serving_weight_bytes(workload) / tp / (device.bandwidth_gb_s * 1e9)
-    )
+    compute = _compute_seconds(workload, device, tp, tokens, peak_flops)
+    weights = _all_weights_seconds(workload, device, tp)
     overhead = PREFILL_LAYER_OVERHEAD_S.scaled(arch.num_layers)
     return (
         compute.slower(weights)
@@ -164,19 +212,8 @@ def inference_speed(workload: Workload, device: Device, parallelism: Parallelism
     kv_bytes = arch.kv_cache_bytes(
         round(average_decode_kv_tokens(workload)), batch, BYTES_PER_VALUE[workload.kv_dtype]
     ) / min(tp, arch.num_kv_heads)
-    # Unpacking quantised weights runs on the CUDA cores beside the reads, at the same
-    # efficiency: it is part of the memory-bound step.
-    dequant_seconds = (
-        dequantised_weight_flops(workload, device) / tp / (device.fp32_tflops * 1e12)
-        if device.fp32_tflops
-        else 0.0
-    )
-    weight_time = DECODE_BANDWIDTH_EFFICIENCY.inverted(
-        _weight_bytes_read(workload) / tp / bandwidth + dequant_seconds
-    )
-    flops_per_step = 2 * arch.params_active * batch / tp
-    efficiency = inference_compute_efficiency(device, workload.weight_dtype)
-    compute_time = efficiency.inverted(flops_per_step / (peak_flops or 1))
+    weight_time = _decode_weight_seconds(workload, device, tp)
+    compute_time = _compute_seconds(workload, device, tp, batch, peak_flops)
     # Decode attention is its own kernel between the QKV projection and the output projection
     # ("The generation phase is implemented using a single kernel, called the masked multihead
     # attention"; its input is "the Q, K and V tensors ... after the projection", TensorRT-LLM
