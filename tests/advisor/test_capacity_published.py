@@ -39,16 +39,37 @@ ROWS = latency_rows()
 COMPLETE_HELD_OUT = [row for row in ROWS if sample_of(row) == HELD_OUT and not missing_inputs(row)]
 
 
+# The figures outside the band at the first comparison, each with why (`known_miss` in the
+# row): a strict xfail, so a figure that comes inside says so. Their count (26 of the 81
+# compared on 2026-12-06, with the one-pass iteration) may not grow.
+MAX_KNOWN_MISSES = 26
+
+
 def _band_cases() -> list:
     cases = []
     for row in COMPLETE_HELD_OUT:
-        marks = []
-        if saturation_share(row) > NEAR_SATURATION_SHARE:
-            marks = [pytest.mark.xfail(reason="near the model's saturation", strict=False)]
+        near_saturation = saturation_share(row) > NEAR_SATURATION_SHARE
         for key in latency_keys(row):
-            if is_modelled(row, key):
-                cases.append(pytest.param(row, key, marks=marks, id=f"{row['id']}-{key}"))
+            if not is_modelled(row, key):
+                continue
+            marks = []
+            if near_saturation:
+                marks = [pytest.mark.xfail(reason="near the model's saturation", strict=False)]
+            elif key in row.get("known_miss", {}):
+                marks = [pytest.mark.xfail(reason=row["known_miss"][key], strict=True)]
+            cases.append(pytest.param(row, key, marks=marks, id=f"{row['id']}-{key}"))
     return cases
+
+
+def test_known_misses_name_compared_figures_say_why_and_stay_few():
+    compared = [(row, key) for row in COMPLETE_HELD_OUT for key in latency_keys(row)]
+    compared = [(row, key) for row, key in compared if is_modelled(row, key)]
+    misses = [(row, key) for row, key in compared if key in row.get("known_miss", {})]
+    for row in ROWS:
+        for key, why in row.get("known_miss", {}).items():
+            assert key in latency_keys(row) and is_modelled(row, key), (row["id"], key)
+            assert len(why) > 40, (row["id"], key)
+    assert len(misses) <= MAX_KNOWN_MISSES, f"{len(misses)} of {len(compared)} compared"
 
 
 @pytest.mark.parametrize(("row", "key"), _band_cases())
