@@ -41,8 +41,9 @@ COMPLETE_HELD_OUT = [row for row in ROWS if sample_of(row) == HELD_OUT and not m
 
 # The figures outside the band at the first comparison, each with why (`known_miss` in the
 # row): a strict xfail, so a figure that comes inside says so. Their count (26 of the 81
-# compared on 2026-12-06, with the one-pass iteration) may not grow.
-MAX_KNOWN_MISSES = 26
+# compared on 2026-12-06, with the one-pass iteration; 25 with the attention core in the
+# prefill) may not grow.
+MAX_KNOWN_MISSES = 25
 
 
 def _band_cases() -> list:

@@ -29,7 +29,7 @@ from advisor.domain.sizing.speed.efficiency import (
     PREFILL_LAYER_OVERHEAD_S,
     inference_compute_efficiency,
 )
-from advisor.domain.sizing.speed.inference import dequantised_weight_flops
+from advisor.domain.sizing.speed.inference import dequantised_weight_flops, prefill_attention_flops
 from advisor.domain.sizing.stacks import Checkpointing
 from advisor.domain.sizing.workload import Task, Workload
 from tests.advisor.devices import GPUS, made_up_device
@@ -51,11 +51,19 @@ def test_prefill_computes_over_the_prompt_tokens_only():
     long_fill = inference_speed(long_prompt, H100, Parallelism(1)).prefill_seconds
     short_fill = inference_speed(short_prompt, H100, Parallelism(1)).prefill_seconds
     # Compute-bound at these lengths: beyond the fixed cost per layer the time goes with the
-    # prompt, 3x.
+    # prompt's FLOPs, 2·N per token and the causal attention core's 2·L·h per query-key pair
+    # (8B: 32 layers of width 4,096).
     fixed = long_prompt.architecture.num_layers * PREFILL_LAYER_OVERHEAD_S.expected
+
+    def prefill_flops(prompt: int) -> float:
+        return 2 * 8.03e9 * prompt + 4 * 4096 * 32 * prompt * (prompt + 1) / 2
+
     ratio = (long_fill.expected - fixed) / (short_fill.expected - fixed)
-    assert ratio == pytest.approx(3.0, rel=1e-6)
-    flops = 2 * long_prompt.architecture.params_active * 6144
+    assert ratio == pytest.approx(prefill_flops(6144) / prefill_flops(2048), rel=2e-3)
+    assert prefill_attention_flops(long_prompt, 6144) == 4 * 4096 * 32 * 6144 * 6145 / 2
+    flops = 2 * long_prompt.architecture.params_active * 6144 + prefill_attention_flops(
+        long_prompt, 6144
+    )
     share = (
         INFERENCE_SHARE_OF_MATMUL_CEILING.expected
         * MATMUL_CEILING_BY_ARCHITECTURE[("hopper", False)]
@@ -319,3 +327,19 @@ def test_a_short_prompt_pays_the_prefill_cost_per_layer():
     )
     # TensorRT-LLM: 16 ms to the first token of a 128-token prompt, Llama 7B fp16 on an A100.
     assert first_token.low <= 0.016 <= first_token.high
+
+
+def test_a_sliding_window_layer_attends_to_its_window_in_a_prefill():
+    gemma = Workload(_model("gemma-3-12b"))
+    arch = gemma.architecture
+    assert arch.sliding_window and arch.sliding_window_layers
+    prompt = 8 * arch.sliding_window
+    full = replace(arch, sliding_window=None, sliding_window_layers=0)
+    windowed = prefill_attention_flops(gemma, prompt)
+    unwindowed = prefill_attention_flops(replace(gemma, architecture=full), prompt)
+    global_layers = arch.num_layers - arch.sliding_window_layers
+    # The global layers' pairs stay; each windowed layer keeps about w of s/2 per query.
+    assert windowed > unwindowed * global_layers / arch.num_layers
+    assert (
+        windowed < unwindowed * (global_layers + arch.sliding_window_layers / 4) / arch.num_layers
+    )

@@ -155,9 +155,30 @@ def _compute_seconds(
     workload: Workload, device: Device, tp: int, tokens: float, peak_flops: float
 ) -> Range:
     """The matmuls of a forward pass over `tokens` tokens: 2·N active FLOPs each."""
-    efficiency = inference_compute_efficiency(device, workload.weight_dtype)
     flops = 2 * workload.architecture.params_active * tokens / tp
+    return _flops_seconds(workload, device, flops, peak_flops)
+
+
+def _flops_seconds(workload: Workload, device: Device, flops: float, peak_flops: float) -> Range:
+    efficiency = inference_compute_efficiency(device, workload.weight_dtype)
     return efficiency.inverted(flops / (peak_flops or 1))
+
+
+def prefill_attention_flops(workload: Workload, prompt: int) -> float:
+    """The attention core of one prompt's prefill, which 2·N per token leaves out (its products
+    have no weights): QK^T and the weighted sum, 4·h FLOPs per query-key pair and layer, over
+    the pairs a causal mask keeps (about s²/2), or a window's (w per query past the window) in
+    sliding-window layers; the accounting of training.attention_flops (PaLM, appendix B) for
+    one forward pass."""
+    arch = workload.architecture
+    full_pairs = prompt * (prompt + 1) / 2
+    window = arch.sliding_window
+    windowed_pairs = (
+        window * prompt - window * (window - 1) / 2 if window and prompt > window else full_pairs
+    )
+    windowed = arch.sliding_window_layers
+    pairs = (arch.num_layers - windowed) * full_pairs + windowed * windowed_pairs
+    return 4 * arch.hidden_size * pairs
 
 
 def _all_weights_seconds(workload: Workload, device: Device, tp: int) -> Range:
@@ -186,13 +207,17 @@ def _prefill_time(
     sequences: int,
     peak_flops: float,
 ) -> Range:
-    """Prefill of `sequences` prompts: 2·N FLOPs per prompt token, or one read of the weights
-    when the prompts are too short to be compute-bound; plus its all-reduces and its fixed
-    cost per layer."""
+    """Prefill of `sequences` prompts: 2·N FLOPs per prompt token and the attention core's
+    (prefill_attention_flops), or one read of the weights when the prompts are too short to be
+    compute-bound; plus its all-reduces and its fixed cost per layer."""
     arch = workload.architecture
     tp = parallelism.tensor_parallel
-    tokens = prompt_tokens(workload) * sequences
-    compute = _compute_seconds(workload, device, tp, tokens, peak_flops)
+    prompt = prompt_tokens(workload)
+    tokens = prompt * sequences
+    attention = prefill_attention_flops(workload, prompt) * sequences / tp
+    compute = _compute_seconds(workload, device, tp, tokens, peak_flops).plus(
+        _flops_seconds(workload, device, attention, peak_flops)
+    )
     weights = _all_weights_seconds(workload, device, tp)
     overhead = PREFILL_LAYER_OVERHEAD_S.scaled(arch.num_layers)
     return (
