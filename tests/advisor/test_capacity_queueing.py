@@ -1,13 +1,14 @@
 """The queueing model of one replica (advisor/domain/planning/queueing.py) against a
 discrete-event simulation of the same server: seeded Poisson arrivals into a continuous-batching
-server with chunked prefill, decode first, whose iterations take the engine's decode step and
-prefill (timing.py). Below saturation the model's p95 time to first token and inter-token
-latency are within MARGIN of the simulation's."""
+server with chunked prefill, decode first, whose iterations are one forward pass over the
+engine's decode step and prefill, less what the two share (timing.py). Below saturation the
+model's p95 time to first token and inter-token latency are within MARGIN of the simulation's."""
 
 import itertools
 import math
 import random
 from collections import deque
+from dataclasses import replace
 
 import pytest
 
@@ -63,7 +64,7 @@ def simulate(rate: float, times: StepTimes, traffic: Traffic, seed: int) -> tupl
         length = times.decode_seconds(len(running)) if running else 0.0
         if chunks:
             tokens = chunks * traffic.chunk_prompt_tokens
-            length += times.prefill_seconds(tokens)
+            length += times.prefill_seconds(*traffic.prefill_shape(chunks))
             if running:  # one forward pass: what the two share is paid once
                 length -= times.shared_seconds(tokens, len(running))
         now += length
@@ -131,7 +132,7 @@ def test_one_request_alone_waits_for_its_prefill_and_a_decode_step(h100_llama_8b
     times, traffic = h100_llama_8b
     expected = times.at("expected")
     alone = ReplicaQueue(expected, traffic).at(1e-9)
-    prefill = expected.prefill_seconds(traffic.prompt_tokens)
+    prefill = expected.prefill_seconds(traffic.prompt_tokens, 1, 0.0)
     step = expected.decode_seconds(1)
     # Its own iteration is one pass over its prompt and a decode step, the weights read once.
     own = prefill + step - expected.shared_seconds(traffic.prompt_tokens, 1)
@@ -145,7 +146,7 @@ def test_an_iteration_reads_the_weights_once_for_its_prefill_and_its_decodes(h10
     expected = times.at("expected")
     # A short prompt is bound by the weight read as a decode step is: together they cost
     # about one pass, not two.
-    short = expected.prefill_seconds(64) + expected.decode_seconds(8)
+    short = expected.prefill_seconds(64, 1, 0.0) + expected.decode_seconds(8)
     assert expected.shared_seconds(64, 8) > 0.3 * short
     # A long prompt is compute-bound: the decode step's reads hide under its matmuls, and
     # the decodes' own matmuls add (shared at most the decode step's weight read).
@@ -191,3 +192,47 @@ def test_a_light_load_after_a_heavy_one_is_answered_as_from_an_empty_queue(h100_
     fresh = ReplicaQueue(times.at("expected"), traffic)
     light = 0.05 * fresh.rate_bound()
     assert warmed.at(light).ttft_p95_s == pytest.approx(fresh.at(light).ttft_p95_s, rel=1e-4)
+
+
+def test_a_search_started_past_the_kv_pool_still_finds_a_load_that_fits():
+    """The KV pool refuses a rate only where the concurrency it settles at does not fit, not
+    where a guess on the way (here another end's answer, slower, as _at_peak starts from) did."""
+
+    def linear(base_seconds: float) -> StepTimes:
+        return StepTimes(
+            decode_seconds=lambda concurrency: base_seconds + 2e-4 * concurrency,
+            prefill_seconds=lambda tokens, prompts, prefix: 0.004 + 2e-5 * tokens * prompts,
+            shared_seconds=lambda tokens, concurrency: 0.0,
+        )
+
+    traffic = Traffic(200, 300, 2048, max_concurrency=100)
+    slower = ReplicaQueue(linear(0.02), replace(traffic, max_concurrency=10**6))
+    assert slower.at(9.0).concurrency > traffic.max_concurrency
+    fresh = ReplicaQueue(linear(0.01), traffic).at(9.0)
+    warm = ReplicaQueue(linear(0.01), traffic, slower).at(9.0)
+    assert fresh is not None and warm is not None
+    assert warm.concurrency == pytest.approx(fresh.concurrency, rel=1e-3)
+    assert fresh.concurrency + 1.6449 * math.sqrt(fresh.concurrency) <= traffic.max_concurrency
+
+
+def test_short_prompts_in_one_iteration_attend_each_to_its_own(h100_qwen_7b_chat):
+    times, traffic = h100_qwen_7b_chat
+    queue = ReplicaQueue(times.at("expected"), traffic)
+    together = traffic.chunks_per_iteration
+    assert traffic.prefill_shape(together) == (traffic.prompt_tokens, together, 0.0)
+    side_by_side = times.prefill(traffic.prompt_tokens, together).expected
+    as_one_prompt = times.prefill(traffic.prompt_tokens * together).expected
+    assert queue.prefill_seconds(together // queue.group) == pytest.approx(side_by_side)
+    assert side_by_side < as_one_prompt
+
+
+def test_a_long_prompts_chunks_attend_to_the_chunks_before_them(h100_llama_8b):
+    times, _ = h100_llama_8b
+    traffic = Traffic(32_000, 300, 8192, max_concurrency=100)
+    chunk, count, prefix = traffic.prefill_shape(1)
+    assert (chunk, count, prefix) == (8000, 1, 1.5 * 8000)
+    # The chunks' attention over the prompt adds up to the whole prompt's.
+    whole = times.prefill(32_000).expected
+    chunks = traffic.chunks_per_prompt * times.prefill(chunk, 1, prefix).expected
+    assert chunks > traffic.chunks_per_prompt * times.prefill(chunk).expected
+    assert chunks == pytest.approx(whole, rel=0.05)

@@ -246,6 +246,41 @@ def test_the_attention_core_is_6_l_s_h_per_token():
     assert attention_flops(workload) == 6 * arch.num_layers * 8192 * arch.hidden_size
 
 
+@pytest.mark.parametrize(
+    ("key", "heads", "query_key_head_dim", "value_head_dim"),
+    [
+        # From each model's config.json on the Hub: num_attention_heads, head_dim (or, for
+        # DeepSeek's MLA, qk_nope_head_dim + qk_rope_head_dim and v_head_dim).
+        ("qwen3-30b-a3b", 32, 128, 128),  # hidden_size 2,048
+        ("glm-4.5-air", 96, 128, 128),  # hidden_size 4,096
+        ("gpt-oss-120b", 64, 64, 64),  # hidden_size 2,880
+        ("gemma-2-27b", 32, 128, 128),  # hidden_size 4,608
+        ("deepseek-v3", 128, 128 + 64, 128),  # hidden_size 7,168
+        ("llama-3.1-8b", 32, 128, 128),  # hidden_size 4,096: the same either way
+    ],
+)
+def test_the_attention_core_is_as_wide_as_the_heads_not_the_hidden_state(
+    key, heads, query_key_head_dim, value_head_dim
+):
+    arch = _model(key)
+    per_pair = 2 * heads * (query_key_head_dim + value_head_dim)
+    assert arch.attention_flops_per_pair == per_pair
+    # Prefill's pairs (a window's in sliding-window layers) at the heads' width.
+    prefill = Workload(arch, context_tokens=4096, output_tokens=0)
+    as_wide_as_hidden = replace(prefill, architecture=replace(arch, query_width=0, value_width=0))
+    assert prefill_attention_flops(prefill, 4096) == pytest.approx(
+        prefill_attention_flops(as_wide_as_hidden, 4096) * per_pair / (4 * arch.hidden_size)
+    )
+    training = Workload(arch, task=Task.PRETRAIN, train_tokens=1, context_tokens=4096)
+    assert attention_flops(training) == 3 * per_pair * arch.num_layers * 4096 / 2
+
+
+def test_an_encoder_attends_every_token_to_every_token():
+    arch = _model("bert-base-uncased")
+    prefill = Workload(arch, context_tokens=512, output_tokens=0)
+    assert prefill_attention_flops(prefill, 512) == 4 * 768 * 12 * 512 * 512
+
+
 def test_lora_counts_4nd_model_flops():
     workload = Workload(
         _model("llama-3.1-8b"), task=Task.LORA, train_tokens=10**9, gradient_checkpointing=False

@@ -58,7 +58,7 @@ class Traffic:
     chunk_tokens: int  # the prefill budget of one iteration
     max_concurrency: int  # the requests the KV pool holds at their final length
     # The p95 prompt and answer, when known: the objectives are held for a request of these
-    # lengths in the queue of mean ones (tail_extra_prefill_seconds); None: the means.
+    # lengths in the queue of mean ones (ReplicaQueue.tail_extra_seconds); None: the means.
     prompt_tokens_p95: int | None = None
     output_tokens_p95: int | None = None
 
@@ -79,13 +79,32 @@ class Traffic:
     def chunks_per_iteration(self) -> int:
         return max(1, self.chunk_tokens // self.chunk_prompt_tokens)
 
+    @property
+    def largest_concurrency(self) -> float:
+        """The most requests decoding on average whose p95 (near Poisson, as in an
+        infinite-server queue) the KV pool holds: the largest c with c + z95·√c <= the pool."""
+        root = (-_Z_P95 + math.sqrt(_Z_P95**2 + 4 * self.max_concurrency)) / 2
+        return root * root
+
+    def prefill_shape(self, chunks: int) -> tuple[int, int, float]:
+        """What an iteration that takes `chunks` prompt chunks prefills: (tokens per prompt or
+        chunk, how many, the tokens of its prompt cached before each). Short prompts go whole,
+        side by side; a long prompt's chunk attends to the chunks before it, on average half
+        the prompt's other chunks."""
+        if self.chunks_per_prompt == 1:
+            return self.prompt_tokens, chunks, 0.0
+        chunk = self.chunk_prompt_tokens
+        return chunk, chunks, (self.chunks_per_prompt - 1) / 2 * chunk
+
 
 @dataclass(frozen=True)
 class StepTimes:
     """One end (low, expected or high) of a replica's step times, in seconds."""
 
     decode_seconds: Callable[[int], float]  # one decode step at this many running requests
-    prefill_seconds: Callable[[int], float]  # this many prompt tokens in one forward pass
+    # One forward pass over prompts (or chunks) of this many tokens, this many of them, each
+    # past this many tokens of its prompt already cached (Traffic.prefill_shape).
+    prefill_seconds: Callable[[int, int, float], float]
     # What an iteration that prefills this many prompt tokens while decoding this many
     # requests saves on the two apart (one forward pass: the weights read once).
     shared_seconds: Callable[[int, int], float]
@@ -130,7 +149,7 @@ class ReplicaQueue:
         self._stationary: list[float] = list(start._stationary) if start else [1.0]
         self._decode_cache: dict[int, float] = {}
         self._prefill_cache: dict[int, float] = {}
-        self._shared_cache: dict[tuple[int, int], float] = {}
+        self._shared_cache: dict[tuple[int, int], float] = {}  # (prompt tokens, concurrency)
         self._saturation: float | None = None
         self._last = start._last if start else (0.0, 0.0)  # a rate answered, its concurrency
         # Why the last rate asked for was not served (at() answered None).
@@ -152,47 +171,56 @@ class ReplicaQueue:
         return self._decode_cache[concurrency]
 
     def prefill_seconds(self, chunks: int) -> float:
+        """The prefill of `chunks` of the chain's chunks (each `group` prompts, or one chunk of
+        a long prompt) in one forward pass."""
         if chunks not in self._prefill_cache:
-            tokens = chunks * self._chain.chunk_prompt_tokens
-            self._prefill_cache[chunks] = self.times.prefill_seconds(tokens) if chunks else 0.0
+            shape = self.traffic.prefill_shape(chunks * self.group)
+            self._prefill_cache[chunks] = self.times.prefill_seconds(*shape) if chunks else 0.0
         return self._prefill_cache[chunks]
 
     def shared_seconds(self, chunks: int, concurrency: float) -> float:
         """What `chunks` prompt chunks share with the decode step at a mean concurrency in
-        one iteration (StepTimes.shared_seconds): linear between whole concurrencies, from one
-        request's step as decode_seconds."""
-        if not chunks:
+        one iteration (StepTimes.shared_seconds)."""
+        return self._shared_tokens(chunks * self._chain.chunk_prompt_tokens, concurrency)
+
+    def _shared_tokens(self, tokens: int, concurrency: float) -> float:
+        """What a prefill of `tokens` shares with the decode step at a mean concurrency: linear
+        between whole concurrencies, from one request's step as decode_seconds."""
+        if not tokens:
             return 0.0
         whole = max(1, math.floor(concurrency))
-        below = self._shared(chunks, whole)
+        below = self._shared(tokens, whole)
         if concurrency <= 1:
             return below
-        return below + (concurrency - whole) * (self._shared(chunks, whole + 1) - below)
+        return below + (concurrency - whole) * (self._shared(tokens, whole + 1) - below)
 
-    def _shared(self, chunks: int, concurrency: int) -> float:
-        key = (chunks, concurrency)
+    def _shared(self, tokens: int, concurrency: int) -> float:
+        key = (tokens, concurrency)
         if key not in self._shared_cache:
-            tokens = chunks * self._chain.chunk_prompt_tokens
             self._shared_cache[key] = self.times.shared_seconds(tokens, concurrency)
         return self._shared_cache[key]
 
     def tail_extra_seconds(self, concurrency: float) -> float:
-        """How much later a p95-length prompt's first token comes than a mean one's: what its
-        extra tokens add to an iteration, and a decode step for each extra iteration its
-        chunks take."""
+        """How much later a p95-length prompt's first token comes than a mean one's: its own
+        iterations against the mean prompt's (own_prompt_seconds)."""
         traffic = self.traffic
         tail = traffic.prompt_tokens_p95
         if not tail or tail <= traffic.prompt_tokens:
             return 0.0
-        budget = traffic.chunk_tokens
-        extra_rounds = math.ceil(tail / budget) - math.ceil(traffic.prompt_tokens / budget)
-        whole = max(1, math.floor(concurrency))
+        extra = self.own_prompt_seconds(tail, concurrency) - self.own_prompt_seconds(
+            traffic.prompt_tokens, concurrency
+        )
+        return max(0.0, extra)
 
-        def added(tokens: int) -> float:
-            return self.times.prefill_seconds(tokens) - self.times.shared_seconds(tokens, whole)
-
-        extra_prefill = added(tail) - added(traffic.prompt_tokens)
-        return max(0.0, extra_prefill) + extra_rounds * self.decode_seconds(concurrency)
+    def own_prompt_seconds(self, prompt_tokens: int, concurrency: float) -> float:
+        """The iterations a prompt of this length takes through the budget, in equal chunks:
+        each a decode step at the mean concurrency and one chunk (past the chunks before it),
+        less what the two share."""
+        rounds = math.ceil(prompt_tokens / self.traffic.chunk_tokens)
+        chunk = math.ceil(prompt_tokens / rounds)
+        prefill = self.times.prefill_seconds(chunk, 1, (rounds - 1) / 2 * chunk)
+        shared = self._shared_tokens(chunk, concurrency)
+        return rounds * (self.decode_seconds(concurrency) + prefill - shared)
 
     def iteration_seconds(self, chunks: int, concurrency: float) -> float:
         """One iteration: the decode step at a mean concurrency and `chunks` prompt chunks, in
@@ -258,25 +286,29 @@ class ReplicaQueue:
             )
             return None
         decodes = max(traffic.output_tokens - 1, 0)
+        # The concurrency's p95 must fit the KV pool: the search never guesses past the most
+        # it holds, and refuses only where the concurrency there still calls for more (the
+        # updated concurrency grows with the guess: the answer lies past the pool).
+        ceiling = traffic.largest_concurrency
         # The last answer's concurrency, scaled to this rate, starts the search: a search for
         # the most a replica serves asks for nearby rates one after the other.
         last_rate, last_concurrency = self._last
-        concurrency = last_concurrency * rate / last_rate if last_rate else 0.0
+        concurrency = min(last_concurrency * rate / last_rate if last_rate else 0.0, ceiling)
         previous: tuple[float, float] | None = None  # the last guess and its excess
         for _ in range(_CONCURRENCY_SWEEPS):
             stationary = self._solve(rate, concurrency)
             updated = rate * decodes * self._mean_iteration(stationary, concurrency)
-            # The concurrency's p95, near Poisson as in an infinite-server queue, must fit.
-            if updated + _Z_P95 * math.sqrt(updated) > traffic.max_concurrency:
+            excess = updated - concurrency
+            converged = abs(excess) <= _CONCURRENCY_TOLERANCE * max(updated, 1.0)
+            if updated > ceiling and (converged or concurrency >= ceiling):
                 held = traffic.max_concurrency
                 self.limit = (
                     f"the KV pool, which holds {held:,} request{'' if held == 1 else 's'}, fills"
                 )
                 return None
-            excess = updated - concurrency
-            if abs(excess) <= _CONCURRENCY_TOLERANCE * max(updated, 1.0):
-                # Converged: the chain just solved is the answer's (its decode step is within
-                # the tolerance of the updated concurrency's), no second solve.
+            if converged:
+                # The chain just solved is the answer's (its decode step is within the
+                # tolerance of the updated concurrency's), no second solve.
                 self._last = (rate, updated)
                 return self._latency(rate, stationary, concurrency, updated)
             guess = updated
@@ -285,9 +317,7 @@ class ReplicaQueue:
                 secant = concurrency - excess * (concurrency - previous[0]) / (excess - previous[1])
                 guess = secant if secant > 0 else updated
             previous = (concurrency, excess)
-            # Never past what the KV pool holds: a secant that overshoots there would solve the
-            # chain at a load no replica runs (and an answer past it is refused above anyway).
-            concurrency = min(guess, traffic.max_concurrency)
+            concurrency = min(guess, ceiling)
         self._last = (rate, concurrency)
         return self._latency(rate, self._solve(rate, concurrency), concurrency, concurrency)
 

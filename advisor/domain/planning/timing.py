@@ -3,12 +3,18 @@ the prefill of a run of prompt tokens, and what the two share when one iteration
 each at the low, expected and high end of the engine's ranges (inference_speed), for the
 queueing model (queueing.py)."""
 
+from collections.abc import Callable
+
 from advisor.domain.devices import Device
 from advisor.domain.planning.queueing import StepTimes
 from advisor.domain.ranges import Range
 from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.speed import inference_speed
-from advisor.domain.sizing.speed.inference import ForwardPassParts, forward_pass_parts
+from advisor.domain.sizing.speed.inference import (
+    ForwardPassParts,
+    forward_pass_parts,
+    prefill_seconds,
+)
 from advisor.domain.sizing.workload import Workload
 
 ENDS = ("low", "expected", "high")
@@ -30,7 +36,7 @@ class ReplicaTimes:
         self.device = device
         self.parallelism = parallelism
         self._decode: dict[int, Range] = {}
-        self._prefill: dict[int, Range] = {}
+        self._prefill: dict[tuple[int, int, float], Range] = {}
         self._parts: dict[int, ForwardPassParts] = {}
 
     def decode_step(self, concurrency: int) -> Range:
@@ -38,16 +44,7 @@ class ReplicaTimes:
         its average length (the prompt plus half the output); above DECODE_EXACT_UP_TO, drawn
         straight between the engine's steps at multiples of it (of a larger power of two times
         it from DECODE_GRID_DOUBLES_FROM)."""
-        if concurrency <= DECODE_EXACT_UP_TO:
-            return self._engine_decode_step(concurrency)
-        spacing = DECODE_EXACT_UP_TO * _doublings_past_grid(concurrency)
-        below = concurrency - concurrency % spacing
-        if below == concurrency:
-            return self._engine_decode_step(concurrency)
-        share = (concurrency - below) / spacing
-        low = self._engine_decode_step(below)
-        high = self._engine_decode_step(below + spacing)
-        return low.scaled(1 - share).plus(high.scaled(share))
+        return _on_grid(concurrency, self._engine_decode_step)
 
     def _engine_decode_step(self, concurrency: int) -> Range:
         if concurrency not in self._decode:
@@ -57,14 +54,16 @@ class ReplicaTimes:
             self._decode[concurrency] = speed.decode_tokens_per_s_per_sequence.inverted(1.0)
         return self._decode[concurrency]
 
-    def prefill(self, tokens: int) -> Range:
-        """One forward pass over `tokens` prompt tokens: the engine's first-token time for a
-        prompt of that length."""
-        if tokens not in self._prefill:
-            prompt_only = self.workload.with_changes(context_tokens=tokens, output_tokens=0)
-            speed = inference_speed(prompt_only, self.device, self.parallelism)
-            self._prefill[tokens] = speed.time_to_first_token_seconds
-        return self._prefill[tokens]
+    def prefill(self, tokens: int, prompts: int = 1, prefix: float = 0.0) -> Range:
+        """One forward pass over `prompts` prompts (or chunks) of `tokens` tokens, each past
+        `prefix` tokens of its prompt already cached: the engine's prefill of that batch."""
+        key = (tokens, prompts, prefix)
+        if key not in self._prefill:
+            batch = self.workload.with_changes(
+                context_tokens=tokens, output_tokens=0, batch_size=prompts
+            )
+            self._prefill[key] = prefill_seconds(batch, self.device, self.parallelism, prefix)
+        return self._prefill[key]
 
     def shared(self, tokens: int, concurrency: int) -> Range:
         """What a prefill of `tokens` prompt tokens and a decode step of `concurrency` requests
@@ -76,25 +75,20 @@ class ReplicaTimes:
         if tokens <= 0 or concurrency <= 0:
             return Range(0.0, 0.0, 0.0)
         alone = self._parts_at(1)
-        decoding = self._parts_at(self._grid_point(concurrency))
+        # A MoE's decode step reads more experts the more requests run: between the grid's
+        # points, drawn straight as the decode step is.
+        decoding = _on_grid(concurrency, lambda at: self._parts_at(at).decode_weight_seconds)
         per_token = alone.compute_seconds_per_token
         ends = []
         for end in ("low", "expected", "high"):
             prefill_weights = getattr(alone.prefill_weight_seconds, end)
-            decode_weights = getattr(decoding.decode_weight_seconds, end)
+            decode_weights = getattr(decoding, end)
             prefill_compute = getattr(per_token, end) * tokens
             decode_compute = getattr(per_token, end) * concurrency
             apart = max(prefill_weights, prefill_compute) + max(decode_weights, decode_compute)
             together = max(prefill_weights, decode_weights, prefill_compute + decode_compute)
             ends.append(apart - together)
         return Range(*ends)
-
-    def _grid_point(self, concurrency: int) -> int:
-        """The concurrency at or below on the decode step's grid."""
-        if concurrency <= DECODE_EXACT_UP_TO:
-            return concurrency
-        spacing = DECODE_EXACT_UP_TO * _doublings_past_grid(concurrency)
-        return concurrency - concurrency % spacing
 
     def _parts_at(self, concurrency: int) -> ForwardPassParts:
         if concurrency not in self._parts:
@@ -107,11 +101,27 @@ class ReplicaTimes:
         """The step times at one end of the ranges (low: the fastest)."""
         return StepTimes(
             decode_seconds=lambda concurrency: getattr(self.decode_step(concurrency), end),
-            prefill_seconds=lambda tokens: getattr(self.prefill(tokens), end),
+            prefill_seconds=lambda tokens, prompts, prefix: getattr(
+                self.prefill(tokens, prompts, prefix), end
+            ),
             shared_seconds=lambda tokens, concurrency: getattr(
                 self.shared(tokens, concurrency), end
             ),
         )
+
+
+def _on_grid(concurrency: int, exact: Callable[[int], Range]) -> Range:
+    """`exact` at this concurrency up to DECODE_EXACT_UP_TO; above, drawn straight between its
+    values on the grid (multiples of DECODE_EXACT_UP_TO, spaced wider past
+    DECODE_GRID_DOUBLES_FROM)."""
+    if concurrency <= DECODE_EXACT_UP_TO:
+        return exact(concurrency)
+    spacing = DECODE_EXACT_UP_TO * _doublings_past_grid(concurrency)
+    below = concurrency - concurrency % spacing
+    if below == concurrency:
+        return exact(concurrency)
+    share = (concurrency - below) / spacing
+    return exact(below).scaled(1 - share).plus(exact(below + spacing).scaled(share))
 
 
 def _doublings_past_grid(concurrency: int) -> int:

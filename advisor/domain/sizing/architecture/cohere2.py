@@ -51,6 +51,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         params_total=embedding.params + h + layers * (attention + mlp + h),
         intermediate_size=inter,
         kv_dim=kv_dim,
+        query_width=q_dim,
         num_kv_heads=kv,
         sliding_window=window,
         sliding_window_layers=windowed_layers(config, layers) if window else 0,

@@ -129,6 +129,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         params_active=outside_layers + layers * (attention + mlp.active + norms),
         intermediate_size=inter * mlp.per_token,
         kv_dim=kv_dim,
+        query_width=q_dim,
         num_kv_heads=kv,
         sliding_window=window,
         sliding_window_layers=windowed_layers,

@@ -95,6 +95,8 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         params_active=common + moe_layers * (top_k * expert + shared_mlp + gate),
         intermediate_size=moe_inter * (top_k + shared) if moe_layers else inter,
         kv_dim=heads * latent.v_head,
+        query_width=heads * latent.q_head,
+        value_width=heads * latent.v_head,
         num_kv_heads=1,  # the latent is shared by all heads: every TP rank holds all of it
         kv_elements_per_token=layers * latent.cached,
         largest_layer_params=max(embedding.input, routed * expert),

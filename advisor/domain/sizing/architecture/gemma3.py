@@ -74,6 +74,7 @@ def read_text(config: Mapping[str, Any], name: str, family: str) -> ModelArchite
         params_total=params,
         intermediate_size=inter,
         kv_dim=kv_dim,
+        query_width=q_dim,
         num_kv_heads=kv,
         sliding_window=window,
         sliding_window_layers=windowed,

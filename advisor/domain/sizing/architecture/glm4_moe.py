@@ -61,6 +61,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         params_active=common + moe_layers * top_k * expert,
         intermediate_size=moe_inter * (top_k + shared) if moe_layers else inter,
         kv_dim=kv_dim,
+        query_width=q_dim,
         num_kv_heads=kv,
         largest_layer_params=max(embedding.input, routed * expert if moe_layers else 0),
         lora_groups=attention_groups(layers, h, q_dim, kv_dim)

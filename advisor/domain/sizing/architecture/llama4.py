@@ -95,6 +95,7 @@ def read_text(config: Mapping[str, Any], name: str, family: str) -> ModelArchite
         params_active=common + moe_layers * per_token * expert,
         intermediate_size=inter * (per_token + 1),
         kv_dim=kv_dim,
+        query_width=q_dim,
         num_kv_heads=kv,
         sliding_window=chunk,
         sliding_window_layers=chunked,

@@ -65,6 +65,10 @@ class ModelArchitecture:
     num_kv_heads: int  # how far tensor parallelism can split the KV cache (1: replicated)
     vocab_size: int
     kv_elements_per_token: int  # over all layers, K and V (or the MLA latent)
+    # All heads' query (and key) width, and value width, in one layer: what the attention core
+    # multiplies per query-key pair. 0: the hidden size (query), the query's (value).
+    query_width: int = 0
+    value_width: int = 0
     sliding_window: int | None = None
     sliding_window_layers: int = 0
     gated_mlp: bool = True
@@ -84,6 +88,13 @@ class ModelArchitecture:
     absolute_positions: bool = False  # learned position embeddings: no token past max_positions
     stored_weights: StoredWeights | None = None  # a quantised checkpoint's stored weights
     notes: tuple[str, ...] = field(default=())
+
+    @property
+    def attention_flops_per_pair(self) -> int:
+        """The attention core's FLOPs for one query-key pair in one layer: the query-key dot
+        product and the value's weighted sum, a multiply and an add per element, all heads."""
+        query = self.query_width or self.hidden_size
+        return 2 * (query + (self.value_width or query))
 
     @property
     def has_kv_cache(self) -> bool:

@@ -49,6 +49,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         params_active=common + moe.active,
         intermediate_size=moe.expert_inter * moe.per_token,
         kv_dim=kv_dim,
+        query_width=q_dim,
         num_kv_heads=kv,
         sliding_window=window,
         sliding_window_layers=windowed,

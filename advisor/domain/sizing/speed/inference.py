@@ -164,21 +164,32 @@ def _flops_seconds(workload: Workload, device: Device, flops: float, peak_flops:
     return efficiency.inverted(flops / (peak_flops or 1))
 
 
-def prefill_attention_flops(workload: Workload, prompt: int) -> float:
+def prefill_attention_flops(workload: Workload, prompt: int, prefix: float = 0.0) -> float:
     """The attention core of one prompt's prefill, which 2·N per token leaves out (its products
-    have no weights): QK^T and the weighted sum, 4·h FLOPs per query-key pair and layer, over
-    the pairs a causal mask keeps (about s²/2), or a window's (w per query past the window) in
-    sliding-window layers; the accounting of training.attention_flops (PaLM, appendix B) for
-    one forward pass."""
+    have no weights): QK^T and the weighted sum (attention_flops_per_pair) over the query-key
+    pairs a causal mask keeps, a window's in sliding-window layers, every pair in an encoder;
+    the accounting of training.attention_flops (PaLM, appendix B) for one forward pass. A chunk
+    of a longer prompt (`prefix` tokens of it already cached) attends to those too."""
     arch = workload.architecture
-    full_pairs = prompt * (prompt + 1) / 2
-    window = arch.sliding_window
-    windowed_pairs = (
-        window * prompt - window * (window - 1) / 2 if window and prompt > window else full_pairs
-    )
-    windowed = arch.sliding_window_layers
-    pairs = (arch.num_layers - windowed) * full_pairs + windowed * windowed_pairs
-    return 4 * arch.hidden_size * pairs
+    if arch.encoder_only:
+        pairs = arch.num_layers * float(prompt) * prompt
+    else:
+        full = arch.num_layers - arch.sliding_window_layers
+        pairs = full * _causal_pairs(prompt + prefix, None) - full * _causal_pairs(prefix, None)
+        if arch.sliding_window_layers:
+            window = arch.sliding_window
+            pairs += arch.sliding_window_layers * (
+                _causal_pairs(prompt + prefix, window) - _causal_pairs(prefix, window)
+            )
+    return arch.attention_flops_per_pair * pairs
+
+
+def _causal_pairs(tokens: float, window: int | None) -> float:
+    """Query-key pairs of the first `tokens` positions under a causal mask, each query seeing at
+    most `window` keys (itself included)."""
+    if window is None or tokens <= window:
+        return tokens * (tokens + 1) / 2
+    return window * tokens - window * (window - 1) / 2
 
 
 def _all_weights_seconds(workload: Workload, device: Device, tp: int) -> Range:
@@ -206,15 +217,17 @@ def _prefill_time(
     parallelism: Parallelism,
     sequences: int,
     peak_flops: float,
+    prefix: float = 0.0,
 ) -> Range:
     """Prefill of `sequences` prompts: 2·N FLOPs per prompt token and the attention core's
-    (prefill_attention_flops), or one read of the weights when the prompts are too short to be
-    compute-bound; plus its all-reduces and its fixed cost per layer."""
+    (prefill_attention_flops, past `prefix` cached tokens each), or one read of the weights
+    when the prompts are too short to be compute-bound; plus its all-reduces and its fixed
+    cost per layer."""
     arch = workload.architecture
     tp = parallelism.tensor_parallel
     prompt = prompt_tokens(workload)
     tokens = prompt * sequences
-    attention = prefill_attention_flops(workload, prompt) * sequences / tp
+    attention = prefill_attention_flops(workload, prompt, prefix) * sequences / tp
     compute = _compute_seconds(workload, device, tp, tokens, peak_flops).plus(
         _flops_seconds(workload, device, attention, peak_flops)
     )
@@ -224,6 +237,17 @@ def _prefill_time(
         compute.slower(weights)
         .plus(tensor_parallel_allreduce_seconds(workload, device, parallelism, tokens))
         .plus(overhead)
+    )
+
+
+def prefill_seconds(
+    workload: Workload, device: Device, parallelism: Parallelism, prefix: float = 0.0
+) -> Range:
+    """One forward pass over the workload's batch of prompts (or of prompt chunks, each past
+    `prefix` tokens already cached): what a serving iteration that prefills them spends."""
+    peak, _ = compute_peak_tflops(device, workload.weight_dtype)
+    return _prefill_time(
+        workload, device, parallelism, workload.batch_size, (peak or 0.0) * 1e12, prefix
     )
 
 

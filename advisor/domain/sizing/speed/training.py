@@ -72,12 +72,19 @@ def training_flops(workload: Workload) -> tuple[float, str]:
 
 def attention_flops(workload: Workload) -> float:
     """The attention core's FLOPs, which 6·N·D leaves out (its products have no weights): QK^T
-    and the weighted sum, 4·s·h per token and layer, half under a causal mask, three times over
-    for the forward and backward passes: 6·L·s·h·D (PaLM's MFU accounting, Chowdhery et al.
+    and the weighted sum (attention_flops_per_pair: 4·h with queries and values as wide as the
+    hidden state) over s pairs per token and layer, half under a causal mask, three times over
+    for the forward and backward passes: 6·L·s·h·D in PaLM's MFU accounting (Chowdhery et al.
     2022, https://arxiv.org/abs/2204.02311, appendix B, with the causal half)."""
+    return 3 * _attention_forward_flops_per_token(workload) * workload.tokens_to_train
+
+
+def _attention_forward_flops_per_token(workload: Workload) -> float:
+    """One forward pass of the attention core, per token: every layer's pairs, s/2 per query
+    under a causal mask, s in an encoder."""
     arch = workload.architecture
-    per_token = 6 * arch.num_layers * workload.context_tokens * arch.hidden_size
-    return per_token * workload.tokens_to_train
+    pairs_per_query = workload.context_tokens * (1.0 if arch.encoder_only else 0.5)
+    return arch.attention_flops_per_pair * arch.num_layers * pairs_per_query
 
 
 def recompute_flops(workload: Workload) -> tuple[float, str]:
@@ -96,9 +103,8 @@ def recompute_flops(workload: Workload) -> tuple[float, str]:
         rule = f"+ {2 * matmul_share:g}·N·D recomputed (selective: every second matmul)"
         return 2 * matmul_share * arch.params_active * tokens, rule
     if mode == Checkpointing.SELECTIVE:
-        per_token = 2 * arch.num_layers * workload.context_tokens * arch.hidden_size
         rule = "+ 2·L·s·h·D recomputed (selective checkpointing: the attention core)"
-        return per_token * tokens, rule
+        return _attention_forward_flops_per_token(workload) * tokens, rule
     return 0.0, "no recomputation (no checkpointing)"
 
 
