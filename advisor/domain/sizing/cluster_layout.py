@@ -56,9 +56,14 @@ def multi_node_options(workload: Workload, count: int) -> list[Parallelism]:
         return [] if count % tp else [Parallelism(count, tp, workload.zero_stage)]
     heads = workload.architecture.num_attention_heads
     degrees = [d for d in dict.fromkeys((tp, NODE_GPUS)) if not count % d and not heads % d]
-    # Replicated weights first (ZeRO 0-2, tensor parallel inside the node), then pipeline
-    # stages over whole nodes with ZeRO-1 (Megatron's 3D layout), then fully sharded weights.
-    options = [Parallelism(count, d, stage) for d in degrees for stage in (0, 1, 2)]
+    # Replicated weights first (ZeRO 0-2, tensor parallel inside the node); a MoE's experts
+    # split by expert parallelism at the requested tensor-parallel degree, with pipeline stages
+    # where that is not enough (Megatron's MoE recipes); then pipeline stages over whole nodes
+    # with ZeRO-1 (Megatron's 3D layout), then fully sharded weights.
+    options = [Parallelism(count, d, stage) for d in degrees[:1] for stage in (0, 1, 2)]
+    if degrees and degrees[0] == tp:
+        options.extend(expert_parallel_options(workload, count, tp))
+    options.extend(Parallelism(count, d, stage) for d in degrees[1:] for stage in (0, 1, 2))
     layers = workload.architecture.num_layers
     pp = 2
     # Pipeline stages across nodes, each at least a whole node, never more than the layers.
@@ -66,6 +71,27 @@ def multi_node_options(workload: Workload, count: int) -> list[Parallelism]:
         options.append(Parallelism(count, NODE_GPUS, 1, pipeline_parallel=pp))
         pp *= 2
     options.extend(Parallelism(count, d, 3) for d in degrees)
+    return options
+
+
+def expert_parallel_options(workload: Workload, count: int, tp: int) -> list[Parallelism]:
+    """A MoE's full-training layouts with its experts split over EP GPUs (ZeRO-1, Megatron's
+    distributed optimizer): the fewest pipeline stages first, then the fewest EP GPUs (the
+    least all-to-all traffic), EP a power of two dividing the data-parallel GPUs and at most
+    the routed experts."""
+    experts = workload.architecture.routed_expert_count
+    if experts < 2 or workload.task.adapters:
+        return []
+    layers = workload.architecture.num_layers
+    options = []
+    pp = 1
+    while count % (tp * pp) == 0 and pp <= layers:
+        dp = count // (tp * pp)
+        ep = 2
+        while ep <= min(dp, experts) and dp % ep == 0:
+            options.append(Parallelism(count, tp, 1, pipeline_parallel=pp, expert_parallel=ep))
+            ep *= 2
+        pp *= 2
     return options
 
 

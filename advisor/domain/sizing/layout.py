@@ -16,6 +16,9 @@ class Parallelism:
     # Serving: the routed experts' bytes as the stack's kernels load them on this GPU over
     # their stored bytes (kernel_padding.py); 1.0 where nothing is padded.
     expert_padding: float = 1.0
+    # Training a MoE: its routed experts split over this many GPUs of each data-parallel group
+    # (expert parallelism, Megatron's EP), each holding 1/EP of them with their gradients.
+    expert_parallel: int = 1
 
     @property
     def data_parallel(self) -> int:
@@ -29,6 +32,8 @@ class Parallelism:
             parts.append(f"tensor parallel {self.tensor_parallel}")
         if self.pipeline_parallel > 1:
             parts.append(f"pipeline parallel {self.pipeline_parallel}")
+        if self.expert_parallel > 1:
+            parts.append(f"expert parallel {self.expert_parallel}")
         if self.data_parallel > 1:
             parts.append(
                 f"data parallel {self.data_parallel}"

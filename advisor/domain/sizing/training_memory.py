@@ -206,6 +206,29 @@ def training_memory(workload: Workload, parallelism: Parallelism) -> MemoryBreak
     )
 
 
+def _replicated_until(
+    stage: int,
+    sharded_from: int,
+    trained: int,
+    bytes_per_param: float,
+    split: int,
+    dp: int,
+    parallelism: Parallelism,
+    workload: Workload,
+) -> float:
+    """Bytes per GPU of a per-parameter tensor (weights or gradients) that every data-parallel
+    GPU holds whole below ZeRO stage `sharded_from` and a 1/dp shard of from it. Under expert
+    parallelism the routed experts are split over EP GPUs of the group (Megatron's expert
+    parallelism: 1/EP of them each, sharded further over the dp/EP GPUs holding the same
+    experts); the optimizer states are sharded over all dp either way (ZeRO-1 and up)."""
+    sharded = stage >= sharded_from
+    ep = parallelism.expert_parallel
+    experts = workload.architecture.params_routed_experts if ep > 1 else 0
+    dense = (trained - experts) * bytes_per_param / split / (dp if sharded else 1)
+    routed = experts * bytes_per_param / split / (dp if sharded else ep)
+    return dense + routed
+
+
 def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerms:
     arch = workload.architecture
     tp = parallelism.tensor_parallel
@@ -229,13 +252,13 @@ def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerm
             frozen = arch.params_total * (4 if fp32 else 2)
         weights = (frozen + trained * w_bytes) / split / (dp if stage >= 3 else 1)
     else:
-        weights = trained * w_bytes / split / (dp if stage >= 3 else 1)
+        weights = _replicated_until(stage, 3, trained, w_bytes, split, dp, parallelism, workload)
     if workload.steps_in_backward and not workload.task.adapters:
         # Each parameter is stepped as its gradient arrives: the largest one (the embedding
         # or output matrix) is the most that is ever held.
         gradients = arch.vocab_size * arch.hidden_size * g_bytes / tp
     else:
-        gradients = trained * g_bytes / split / (dp if stage >= 2 else 1)
+        gradients = _replicated_until(stage, 2, trained, g_bytes, split, dp, parallelism, workload)
     optimizer = trained * o_bytes / split / (dp if stage >= 1 else 1)
     if workload.optimizer_offload or workload.parameter_offload:
         # ZeRO-Offload / FSDP CPUOffloadPolicy: optimizer states (with any fp32 master) step

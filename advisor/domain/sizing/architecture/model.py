@@ -97,6 +97,14 @@ class ModelArchitecture:
         return 2 * (query + (self.value_width or query))
 
     @property
+    def routed_expert_count(self) -> int:
+        """Routed experts per MoE layer (top-k over the share of them each token uses); 0 for a
+        dense model."""
+        if not (self.params_routed_experts and self.moe_layers and self.experts_per_token):
+            return 0
+        return max(1, round(self.experts_per_token / self.routed_fraction_per_token))
+
+    @property
     def has_kv_cache(self) -> bool:
         return self.kv_elements_per_token > 0
 

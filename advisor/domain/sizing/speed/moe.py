@@ -83,8 +83,8 @@ def is_moe(arch: ModelArchitecture) -> bool:
 
 
 def routed_experts(arch: ModelArchitecture) -> int:
-    """Routed experts per MoE layer: top_k over the share of them each token uses."""
-    return max(1, round(arch.experts_per_token / arch.routed_fraction_per_token))
+    """Routed experts per MoE layer (1 for a dense model)."""
+    return max(1, arch.routed_expert_count)
 
 
 def routed_params_per_token(arch: ModelArchitecture) -> float:
@@ -158,6 +158,7 @@ def moe_training(
     tokens_to_train: float,
     micro_batch_tokens: float,
     data_parallel: int,
+    layout_expert_parallel: int,
     gpu_count: int,
     sixteen_bit_peak_tflops: float,
     utilization: Range,
@@ -180,6 +181,9 @@ def moe_training(
     )
     expert_seconds = rate.inverted(expert_flops)
     ep = expert_parallel_degree(arch, device, data_parallel)
+    if layout_expert_parallel > 1:
+        # A layout's EP past the node: the node's share here, the rest across nodes (cluster.py).
+        ep = min(ep, layout_expert_parallel)
     calls = (
         A2A_PER_MOE_LAYER_FORWARD * (2 if recomputed_forward else 1) + A2A_PER_MOE_LAYER_BACKWARD
     )
@@ -213,7 +217,8 @@ def moe_assumptions(arch: ModelArchitecture) -> list[str]:
         "per expert a step touches per MoE layer (fitted on vLLM's Qwen3-30B-A3B at batch 1); "
         "training runs the routed experts' FLOPs at the 16-bit peak whatever the dtype (fp8 "
         "does not speed them up in published runs), experts spread over the "
-        "node's data-parallel GPUs (expert parallelism) with dispatch and combine all-to-alls "
+        "node's data-parallel GPUs (expert parallelism; across nodes, over as many GPUs as "
+        "the layout's expert parallelism needs to fit) with dispatch and combine all-to-alls "
         "of each token's hidden state to its top-k experts' GPUs; serving shards experts by "
         "tensor parallelism (no expert parallelism), balanced routing assumed"
     ]

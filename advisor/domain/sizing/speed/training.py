@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from advisor.domain.devices import NODE_FABRIC_GPUS, Device
 from advisor.domain.ranges import Range
+from advisor.domain.sizing.architecture import ModelArchitecture
 from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.speed.cluster import (
@@ -156,11 +157,20 @@ def _moe_training(
         tokens_to_train=workload.tokens_to_train,
         micro_batch_tokens=workload.batch_size * workload.context_tokens,
         data_parallel=parallelism.data_parallel,
+        layout_expert_parallel=parallelism.expert_parallel,
         gpu_count=parallelism.gpu_count,
         sixteen_bit_peak_tflops=device.bf16_tflops or device.fp16_tflops or 0.0,
         utilization=utilization,
         recomputed_forward=workload.checkpointing == Checkpointing.FULL,
     )
+
+
+def _expert_parallel(arch: ModelArchitecture, parallelism: Parallelism) -> int:
+    """The GPUs a MoE's experts spread over: the layout's expert parallelism; a layout
+    without one, every data-parallel GPU (as many as there are experts)."""
+    if parallelism.expert_parallel > 1:
+        return parallelism.expert_parallel
+    return min(routed_experts(arch), parallelism.data_parallel)
 
 
 def _scale_out(
@@ -185,7 +195,7 @@ def _scale_out(
             calls_per_layer=forward + A2A_PER_MOE_LAYER_BACKWARD,
             tokens_per_gpu=tokens_per_gpu,
             node_gpus=cluster.node_gpus,
-            expert_parallel=min(routed_experts(arch), parallelism.data_parallel),
+            expert_parallel=_expert_parallel(arch, parallelism),
         )
     return scale_out(
         cluster=cluster,

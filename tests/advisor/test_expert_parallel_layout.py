@@ -1,0 +1,83 @@
+"""A mixture-of-experts model's full training across nodes splits its routed experts over GPUs
+(expert parallelism, as Megatron's MoE recipes do) instead of holding every expert on every GPU
+(issue 23: the published Megatron-Bridge MoE runs were 1.4x to 8x faster than the
+tensor-parallel layout the engine had)."""
+
+import pytest
+
+from advisor.domain.sizing.bundled_models import bundled_models
+from advisor.domain.sizing.cluster_layout import expert_parallel_options
+from advisor.domain.sizing.layout import Parallelism
+from advisor.domain.sizing.precision import Dtype
+from advisor.domain.sizing.recommend import rank_candidates
+from advisor.domain.sizing.rental import MAX_CLUSTER_GPUS, Rental
+from advisor.domain.sizing.speed.training import training_time
+from advisor.domain.sizing.training_memory import training_terms
+from advisor.domain.sizing.workload import Task, Workload
+from tests.advisor.devices import GPUS, offer
+
+H100 = GPUS["H100-SXM"]
+P5 = offer("aws", "p5.48xlarge", 8, 98.32)
+
+
+def _pretrain(model: str, task: Task = Task.PRETRAIN, **changes) -> Workload:
+    architecture = bundled_models()[model].architecture()
+    return Workload(
+        architecture,
+        task=task,
+        train_tokens=10**11,
+        context_tokens=4096,
+        rental=Rental(max_gpus=MAX_CLUSTER_GPUS),
+        **changes,
+    )
+
+
+def _candidate(workload: Workload, count: int):
+    (candidate,) = rank_candidates(workload, [H100], {H100.key: [P5]}, [count])
+    return candidate
+
+
+def test_a_moe_too_big_to_replicate_splits_its_experts_instead_of_tensor_parallel_8():
+    # Qwen3-30B-A3B's 16-bit weights alone are 61 GB on every GPU when replicated.
+    candidate = _candidate(_pretrain("qwen3-30b-a3b", weight_dtype=Dtype.FP8), 16)
+    assert candidate.fits
+    assert candidate.parallelism.tensor_parallel == 1
+    assert candidate.parallelism.expert_parallel > 1
+    assert "expert parallel" in candidate.parallelism.describe()
+
+
+def test_split_experts_train_faster_than_the_tensor_parallel_layout_that_also_fits():
+    workload = _pretrain("qwen3-30b-a3b", weight_dtype=Dtype.FP8)
+    chosen = _candidate(workload, 16).parallelism
+    tensor_parallel = training_time(workload, H100, Parallelism(16, 8, 0))
+    assert training_time(workload, H100, chosen).hours.expected < (tensor_parallel.hours.expected)
+
+
+def test_expert_parallelism_divides_the_routed_experts_weights_and_gradients_only():
+    workload = _pretrain("qwen3-30b-a3b")
+    whole = training_terms(workload, Parallelism(16, 1, 1))
+    split = training_terms(workload, Parallelism(16, 1, 1, expert_parallel=4))
+    routed = workload.architecture.params_routed_experts
+    # 16-bit weights and gradients, 3/4 of the experts' held elsewhere.
+    assert whole.weights - split.weights == pytest.approx(routed * 2 * 3 / 4)
+    assert whole.gradients - split.gradients == pytest.approx(routed * 2 * 3 / 4)
+    assert split.optimizer_states == pytest.approx(whole.optimizer_states)  # ZeRO-1 over all
+
+
+@pytest.mark.parametrize("count", [16, 64, 512])
+def test_expert_parallel_degrees_are_powers_of_two_that_divide_the_group_and_the_experts(count):
+    workload = _pretrain("gpt-oss-120b")
+    experts = workload.architecture.routed_expert_count
+    options = expert_parallel_options(workload, count, 1)
+    assert options
+    for option in options:
+        ep = option.expert_parallel
+        assert ep & (ep - 1) == 0 and 2 <= ep <= experts
+        assert option.data_parallel % ep == 0
+    stages = [option.pipeline_parallel for option in options]
+    assert stages == sorted(stages)  # the fewest pipeline stages tried first
+
+
+def test_dense_models_and_adapter_training_get_no_expert_parallel_layout():
+    assert expert_parallel_options(_pretrain("llama-3.1-8b"), 64, 1) == []
+    assert expert_parallel_options(_pretrain("qwen3-30b-a3b", task=Task.LORA), 64, 1) == []
