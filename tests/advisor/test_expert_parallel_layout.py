@@ -11,6 +11,7 @@ from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.recommend import rank_candidates
 from advisor.domain.sizing.rental import MAX_CLUSTER_GPUS, Rental
+from advisor.domain.sizing.report import candidate_report
 from advisor.domain.sizing.speed.training import training_time
 from advisor.domain.sizing.training_memory import training_terms
 from advisor.domain.sizing.workload import Task, Workload
@@ -81,3 +82,10 @@ def test_expert_parallel_degrees_are_powers_of_two_that_divide_the_group_and_the
 def test_dense_models_and_adapter_training_get_no_expert_parallel_layout():
     assert expert_parallel_options(_pretrain("llama-3.1-8b"), 64, 1) == []
     assert expert_parallel_options(_pretrain("qwen3-30b-a3b", task=Task.LORA), 64, 1) == []
+
+
+def test_the_answer_reports_the_expert_parallel_degree_it_chose():
+    candidate = _candidate(_pretrain("qwen3-30b-a3b", weight_dtype=Dtype.FP8), 16)
+    report = candidate_report(candidate)
+    assert report["expert_parallel"] == candidate.parallelism.expert_parallel > 1
+    assert f"expert parallel {report['expert_parallel']}" in report["parallelism"]

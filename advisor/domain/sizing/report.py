@@ -152,6 +152,7 @@ def candidate_report(
             "utilization_band": _range(candidate.training.utilization),
             "usd_per_job": _range(candidate.usd_per_job, 2),
             "pipeline_parallel": candidate.parallelism.pipeline_parallel,
+            "expert_parallel": candidate.parallelism.expert_parallel,
             "scale_out": _scale_out_report(candidate.training.scale_out),
         }
     return report
