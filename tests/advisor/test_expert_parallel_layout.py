@@ -12,6 +12,7 @@ from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.recommend import rank_candidates
 from advisor.domain.sizing.rental import MAX_CLUSTER_GPUS, Rental
 from advisor.domain.sizing.report import candidate_report
+from advisor.domain.sizing.speed.cluster import Cluster
 from advisor.domain.sizing.speed.training import training_time
 from advisor.domain.sizing.training_memory import training_terms
 from advisor.domain.sizing.workload import Task, Workload
@@ -89,3 +90,16 @@ def test_the_answer_reports_the_expert_parallel_degree_it_chose():
     report = candidate_report(candidate)
     assert report["expert_parallel"] == candidate.parallelism.expert_parallel > 1
     assert f"expert parallel {report['expert_parallel']}" in report["parallelism"]
+
+
+def test_a_node_does_not_reduce_the_gradients_of_experts_other_nodes_hold():
+    workload = _pretrain("qwen3-30b-a3b", weight_dtype=Dtype.FP8)
+    cluster = Cluster(8, P5.network)
+
+    def collectives(ep: int) -> float:
+        layout = Parallelism(64, 1, 1, expert_parallel=ep)
+        return training_time(workload, H100, layout, cluster).scale_out.collective_seconds.expected
+
+    # EP 8 keeps every expert on each node; EP 32 leaves a node a quarter of them.
+    assert collectives(32) < collectives(8)
+    assert collectives(8) == pytest.approx(collectives(2))

@@ -223,7 +223,9 @@ def _replicated_until(
     experts); the optimizer states are sharded over all dp either way (ZeRO-1 and up)."""
     sharded = stage >= sharded_from
     ep = parallelism.expert_parallel
-    experts = workload.architecture.params_routed_experts if ep > 1 else 0
+    experts = (
+        workload.architecture.params_routed_experts if ep > 1 and not workload.task.adapters else 0
+    )
     dense = (trained - experts) * bytes_per_param / split / (dp if sharded else 1)
     routed = experts * bytes_per_param / split / (dp if sharded else ep)
     return dense + routed

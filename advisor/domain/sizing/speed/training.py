@@ -173,6 +173,15 @@ def _expert_parallel(arch: ModelArchitecture, parallelism: Parallelism) -> int:
     return min(routed_experts(arch), parallelism.data_parallel)
 
 
+def _experts_elsewhere(workload: Workload, parallelism: Parallelism, node_gpus: int) -> float:
+    """Under expert parallelism past a node, the routed-expert parameters a node does not
+    hold (its GPUs hold node / EP of them): their gradients are reduced by other nodes."""
+    ep = parallelism.expert_parallel
+    if ep <= node_gpus or workload.task.adapters:
+        return 0.0
+    return workload.architecture.params_routed_experts * (1 - node_gpus / ep)
+
+
 def _scale_out(
     workload: Workload, parallelism: Parallelism, cluster: Cluster, compute: Range
 ) -> ScaleOut:
@@ -205,7 +214,8 @@ def _scale_out(
         compute_seconds=compute,
         bytes_per_node=collective_bytes_per_node(
             params_total=arch.params_total,
-            params_trained=trainable_params(workload),
+            params_trained=trainable_params(workload)
+            - _experts_elsewhere(workload, parallelism, cluster.node_gpus),
             zero_stage=parallelism.zero_stage,
             pipeline_parallel=parallelism.pipeline_parallel,
             nodes=nodes,
