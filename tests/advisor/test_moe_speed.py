@@ -9,11 +9,14 @@ from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.layout import Parallelism
 from advisor.domain.sizing.precision import Dtype
 from advisor.domain.sizing.speed import inference_speed, training_time
+from advisor.domain.sizing.speed.inference import prefill_seconds
 from advisor.domain.sizing.speed.moe import (
+    PREFILL_SECONDS_PER_EXPERT,
     all_to_all_seconds,
     decode_expert_seconds,
     is_moe,
     moe_assumptions,
+    prefill_expert_seconds,
     tokens_per_expert,
 )
 from advisor.domain.sizing.workload import Task, Workload
@@ -87,3 +90,20 @@ def test_the_answer_says_what_it_assumed_of_a_moe():
     assert moe_assumptions(_dense_of_active_size()) == []
     rule = _training(MOE, "H100-SXM").recompute_rule
     assert "routed experts" in rule and "expert parallelism 8" in rule
+
+
+def test_a_prefill_pays_per_expert_it_touches_and_a_long_prompt_touches_them_all():
+    every = prefill_expert_seconds(MOE, 4096).expected
+    # 48 MoE layers x 128 experts: a 4,096-token prompt (x top-8) leaves none idle.
+    assert every == pytest.approx(48 * 128 * PREFILL_SECONDS_PER_EXPERT.expected)
+    assert prefill_expert_seconds(MOE, 1).expected == pytest.approx(every * 8 / 128)
+    assert prefill_expert_seconds(_dense_of_active_size(), 4096).expected == 0.0
+
+
+def test_a_moe_first_token_costs_more_than_a_dense_model_of_its_active_size():
+    device, one = GPUS["H100-SXM"], Parallelism(1)
+    moe = prefill_seconds(Workload(MOE, context_tokens=1025, output_tokens=1), device, one)
+    dense = prefill_seconds(
+        Workload(_dense_of_active_size(), context_tokens=1025, output_tokens=1), device, one
+    )
+    assert moe.expected > dense.expected + prefill_expert_seconds(MOE, 1024).expected * 0.9

@@ -25,7 +25,7 @@ from advisor.domain.sizing.speed.efficiency import (
     compute_peak_tflops,
     inference_compute_efficiency,
 )
-from advisor.domain.sizing.speed.moe import decode_expert_seconds
+from advisor.domain.sizing.speed.moe import decode_expert_seconds, prefill_expert_seconds
 from advisor.domain.sizing.workload import Workload
 
 ACTIVATION_BYTES = 2  # a 16-bit hidden state per token is what the all-reduces carry
@@ -222,7 +222,7 @@ def _prefill_time(
     """Prefill of `sequences` prompts: 2·N FLOPs per prompt token and the attention core's
     (prefill_attention_flops, past `prefix` cached tokens each), or one read of the weights
     when the prompts are too short to be compute-bound; plus its all-reduces and its fixed
-    cost per layer."""
+    cost per layer and, for a MoE, per expert touched (moe.py)."""
     arch = workload.architecture
     tp = parallelism.tensor_parallel
     prompt = prompt_tokens(workload)
@@ -237,6 +237,7 @@ def _prefill_time(
         compute.slower(weights)
         .plus(tensor_parallel_allreduce_seconds(workload, device, parallelism, tokens))
         .plus(overhead)
+        .plus(prefill_expert_seconds(arch, tokens))
     )
 
 

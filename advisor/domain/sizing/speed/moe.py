@@ -47,6 +47,28 @@ fitted(
     "DECODE_SECONDS_PER_EXPERT", fitted_on=("tt-inference-server-qwen3-30b-a3b-a100-bs1-decode",)
 )
 
+# Prefill: a fixed time per routed expert a forward pass touches, per MoE layer, beside the
+# active parameters' FLOPs (each expert's grouped-GEMM tiles, its token sort and gather, the
+# router), on every tensor-parallel GPU alike: a prompt of a few hundred tokens touches every
+# expert of a 128- or 256-expert model, and the published first tokens of large MoEs sit 60-120
+# ms above their FLOPs at any length. Fitted on the one source that gives two prompt lengths for
+# each of two models, which separates the fixed part from the per-token part: SGLang's cookbook
+# on 8 B200s (https://github.com/sgl-project/sgl-cookbook/blob/7b5bd9c05e3d86da5161ac2be9b91c19a34bf49d/
+# docs/autoregressive/, Qwen/Qwen3.md and DeepSeek/DeepSeek-R1.md), Qwen3-235B-A22B (94 MoE
+# layers x 128 experts) and DeepSeek-R1-0528 (58 x 256) at mean prompts of 610 and 4,194 tokens:
+# the published TTFT less the engine's without this term, over the experts touched, is 5.3, 6.5,
+# 8.1 and 7.6 us. The band is their range, the expected value their mean.
+PREFILL_SECONDS_PER_EXPERT = Range(5.33e-6, 6.87e-6, 8.14e-6)
+fitted(
+    "PREFILL_SECONDS_PER_EXPERT",
+    fitted_on=(
+        "sgl-cookbook-qwen3-235b-a22b-b200-tp8-610-first-token",
+        "sgl-cookbook-qwen3-235b-a22b-b200-tp8-4194-first-token",
+        "sgl-cookbook-deepseek-r1-0528-b200-tp8-610-first-token",
+        "sgl-cookbook-deepseek-r1-0528-b200-tp8-4194-first-token",
+    ),
+)
+
 # Training: the routed experts' FLOPs (grouped GEMMs with their router, permutation and casts)
 # run at the 16-bit peak in the architecture's utilisation band, whatever the dtype: fp8 does
 # not speed them up in the published runs. Megatron-Bridge's Qwen3-30B-A3B in FP8 on H100
@@ -110,6 +132,16 @@ def decode_expert_seconds(arch: ModelArchitecture, batch: int) -> Range:
         return Range(0.0, 0.0, 0.0)
     return DECODE_SECONDS_PER_EXPERT.scaled(
         arch.moe_layers * experts_touched_per_layer(arch, batch)
+    )
+
+
+def prefill_expert_seconds(arch: ModelArchitecture, tokens: float) -> Range:
+    """The fixed cost of a forward pass over `tokens` tokens' routed experts: per expert they
+    touch, per MoE layer (every expert, past a few hundred tokens)."""
+    if not is_moe(arch):
+        return Range(0.0, 0.0, 0.0)
+    return PREFILL_SECONDS_PER_EXPERT.scaled(
+        arch.moe_layers * experts_touched_per_layer(arch, round(tokens))
     )
 
 
@@ -214,7 +246,10 @@ def moe_assumptions(arch: ModelArchitecture) -> list[str]:
         f"mixture of experts: {routed_experts(arch)} routed experts, top-{arch.experts_per_token}, "
         f"in {arch.moe_layers} layers; decode adds "
         f"{DECODE_SECONDS_PER_EXPERT.low * 1e6:.0f}-{DECODE_SECONDS_PER_EXPERT.high * 1e6:.0f} us "
-        "per expert a step touches per MoE layer (fitted on vLLM's Qwen3-30B-A3B at batch 1); "
+        "per expert a step touches per MoE layer (fitted on vLLM's Qwen3-30B-A3B at batch 1) "
+        f"and a prefill {PREFILL_SECONDS_PER_EXPERT.low * 1e6:.0f}-"
+        f"{PREFILL_SECONDS_PER_EXPERT.high * 1e6:.0f} us per expert it touches per MoE layer "
+        "(fitted on SGLang's Qwen3-235B-A22B and DeepSeek-R1 first tokens on 8 B200s); "
         "training runs the routed experts' FLOPs at the 16-bit peak whatever the dtype (fp8 "
         "does not speed them up in published runs), experts spread over the "
         "node's data-parallel GPUs (expert parallelism; across nodes, over as many GPUs as "
