@@ -103,3 +103,41 @@ def test_a_node_does_not_reduce_the_gradients_of_experts_other_nodes_hold():
     # EP 8 keeps every expert on each node; EP 32 leaves a node a quarter of them.
     assert collectives(32) < collectives(8)
     assert collectives(8) == pytest.approx(collectives(2))
+
+
+@pytest.mark.parametrize("model", ["qwen1.5-moe-a2.7b", "granite-3.1-3b-a800m", "deepseek-v2"])
+def test_expert_parallelism_splits_the_experts_evenly(model):
+    workload = _pretrain(model)
+    experts = workload.architecture.routed_expert_count
+    for option in expert_parallel_options(workload, 256, 1):
+        assert experts % option.expert_parallel == 0, (experts, option.expert_parallel)
+
+
+def test_a_moe_run_on_more_gpus_is_never_slower():
+    workload = _pretrain("qwen3-30b-a3b")
+    hours = [_candidate(workload, count).training.hours.expected for count in (16, 32, 64, 128)]
+    assert hours == sorted(hours, reverse=True)
+
+
+def test_a_pipeline_stage_dispatches_only_for_its_own_moe_layers():
+    workload = _pretrain("gpt-oss-120b")
+    cluster = Cluster(8, P5.network)
+
+    def all_to_all(stages: int) -> float:
+        layout = Parallelism(128, 1, 1, pipeline_parallel=stages, expert_parallel=16)
+        return training_time(workload, H100, layout, cluster).scale_out.all_to_all_seconds.expected
+
+    # Twice the stages: half the data-parallel ranks (twice the tokens each), half the layers.
+    assert all_to_all(2) == pytest.approx(all_to_all(1))
+
+
+def test_expert_parallelism_counts_data_parallel_ranks_not_gpus():
+    workload = _pretrain("qwen3-30b-a3b")
+    cluster = Cluster(8, P5.network)
+
+    def collectives(ep: int) -> float:
+        layout = Parallelism(64, 2, 1, expert_parallel=ep)
+        return training_time(workload, H100, layout, cluster).scale_out.collective_seconds.expected
+
+    # At tensor parallel 2 a node holds 4 ranks: EP 8 spans two nodes, each holding half.
+    assert collectives(8) < collectives(4)

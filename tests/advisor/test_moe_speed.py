@@ -4,6 +4,7 @@ all-to-all costs time that grows with the tokens."""
 
 import pytest
 
+from advisor.domain.planning.timing import ReplicaTimes
 from advisor.domain.sizing.architecture import architecture_from_params
 from advisor.domain.sizing.bundled_models import bundled_models
 from advisor.domain.sizing.layout import Parallelism
@@ -107,3 +108,12 @@ def test_a_moe_first_token_costs_more_than_a_dense_model_of_its_active_size():
         Workload(_dense_of_active_size(), context_tokens=1025, output_tokens=1), device, one
     )
     assert moe.expected > dense.expected + prefill_expert_seconds(MOE, 1024).expected * 0.9
+
+
+def test_an_iteration_that_decodes_and_prefills_pays_the_per_expert_cost_once():
+    times = ReplicaTimes(
+        Workload(MOE, context_tokens=2049, output_tokens=128), GPUS["H100-SXM"], Parallelism(1)
+    )
+    once = min(decode_expert_seconds(MOE, 64).expected, prefill_expert_seconds(MOE, 2048).expected)
+    # The weights read once and the matmuls fused share less than the experts' fixed cost here.
+    assert times.shared(2048, 64).expected >= once

@@ -15,6 +15,7 @@ from advisor.domain.sizing.speed.inference import (
     forward_pass_parts,
     prefill_seconds,
 )
+from advisor.domain.sizing.speed.moe import decode_expert_seconds, prefill_expert_seconds
 from advisor.domain.sizing.workload import Workload
 
 ENDS = ("low", "expected", "high")
@@ -70,8 +71,9 @@ class ReplicaTimes:
         share when one iteration runs both (vLLM V1 and SGLang batch them into one forward
         pass; Sarathi-Serve's hybrid batches): the weights are read once and the matmuls run
         over both tokens together, so the iteration is max(weights, compute of all its tokens)
-        where apart each paid its own max(weights, compute). Attention, all-reduces and fixed
-        costs are the two passes' own and stay."""
+        where apart each paid its own max(weights, compute); a MoE's fixed cost per expert
+        touched is paid once for the experts either touches (the larger of the two).
+        Attention, all-reduces and per-layer costs are the two passes' own and stay."""
         if tokens <= 0 or concurrency <= 0:
             return Range(0.0, 0.0, 0.0)
         alone = self._parts_at(1)
@@ -79,6 +81,9 @@ class ReplicaTimes:
         # points, drawn straight as the decode step is.
         decoding = _on_grid(concurrency, lambda at: self._parts_at(at).decode_weight_seconds)
         per_token = alone.compute_seconds_per_token
+        arch = self.workload.architecture
+        decode_experts = decode_expert_seconds(arch, concurrency)
+        prefill_experts = prefill_expert_seconds(arch, tokens)
         ends = []
         for end in ("low", "expected", "high"):
             prefill_weights = getattr(alone.prefill_weight_seconds, end)
@@ -87,7 +92,8 @@ class ReplicaTimes:
             decode_compute = getattr(per_token, end) * concurrency
             apart = max(prefill_weights, prefill_compute) + max(decode_weights, decode_compute)
             together = max(prefill_weights, decode_weights, prefill_compute + decode_compute)
-            ends.append(apart - together)
+            experts = min(getattr(decode_experts, end), getattr(prefill_experts, end))
+            ends.append(apart - together + experts)
         return Range(*ends)
 
     def _parts_at(self, concurrency: int) -> ForwardPassParts:

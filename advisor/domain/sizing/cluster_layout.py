@@ -5,7 +5,9 @@ Counts: 1, 2, 4 and 8 as always; for training, every power of two from 16 up to 
 max_gpus (at most MAX_CLUSTER_GPUS: thirteen counts, whatever the ceiling), plus a count the
 request names (`gpu_count`). Layouts across nodes: tensor parallelism stays inside a node,
 data parallelism spans the nodes, with the smallest ZeRO stage below 3 that fits, over the
-workload's tensor-parallel degree and then the whole node's; then pipeline stages across nodes
+workload's tensor-parallel degree; a MoE's full training then splits its experts by expert
+parallelism (expert_parallel_options); then the replicated layouts over the whole node's
+tensor-parallel degree; then pipeline stages across nodes
 (tensor parallel over the node, ZeRO-1), as few as fit; then fully sharded weights (ZeRO-3 /
 FSDP). A request that pins zero_stage states its layout: sized as given. A cluster is
 `gpu_count / node` instances of one offer, the device's largest instance (a whole node),
@@ -77,8 +79,8 @@ def multi_node_options(workload: Workload, count: int) -> list[Parallelism]:
 def expert_parallel_options(workload: Workload, count: int, tp: int) -> list[Parallelism]:
     """A MoE's full-training layouts with its experts split over EP GPUs (ZeRO-1, Megatron's
     distributed optimizer): the fewest pipeline stages first, then the fewest EP GPUs (the
-    least all-to-all traffic), EP a power of two dividing the data-parallel GPUs and at most
-    the routed experts."""
+    least all-to-all traffic), EP a power of two dividing both the data-parallel GPUs and the
+    routed experts."""
     experts = workload.architecture.routed_expert_count
     if experts < 2 or workload.task.adapters:
         return []
@@ -88,7 +90,7 @@ def expert_parallel_options(workload: Workload, count: int, tp: int) -> list[Par
     while count % (tp * pp) == 0 and pp <= layers:
         dp = count // (tp * pp)
         ep = 2
-        while ep <= min(dp, experts) and dp % ep == 0:
+        while ep <= min(dp, experts) and dp % ep == 0 and experts % ep == 0:
             options.append(Parallelism(count, tp, 1, pipeline_parallel=pp, expert_parallel=ep))
             ep *= 2
         pp *= 2

@@ -218,7 +218,7 @@ def moe_cross_node_bytes_per_gpu(
     experts: int,
     experts_per_token: int,
     hidden_size: int,
-    moe_layers: int,
+    moe_layers: float,
     calls_per_layer: int,
     tokens_per_gpu: float,
     node_gpus: int,

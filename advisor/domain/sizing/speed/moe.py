@@ -191,6 +191,7 @@ def moe_training(
     micro_batch_tokens: float,
     data_parallel: int,
     layout_expert_parallel: int,
+    pipeline_parallel: int,
     gpu_count: int,
     sixteen_bit_peak_tflops: float,
     utilization: Range,
@@ -221,7 +222,8 @@ def moe_training(
     )
     micro_batches = tokens_to_train / (micro_batch_tokens * max(1, data_parallel))
     one = all_to_all_seconds(arch, device, ep, micro_batch_tokens)
-    total = one.scaled(calls * arch.moe_layers * micro_batches)
+    # A pipeline stage holds 1/pp of the MoE layers: a GPU dispatches and combines for those.
+    total = one.scaled(calls * arch.moe_layers / pipeline_parallel * micro_batches)
     # Stacks that overlap dispatch and combine with the expert GEMMs (DeepEP, Megatron's EP
     # overlap) hide part of it: half at the fast end of the range (a range no wider than the
     # calibration allows); the expected and slow ends do not overlap.

@@ -158,6 +158,7 @@ def _moe_training(
         micro_batch_tokens=workload.batch_size * workload.context_tokens,
         data_parallel=parallelism.data_parallel,
         layout_expert_parallel=parallelism.expert_parallel,
+        pipeline_parallel=parallelism.pipeline_parallel,
         gpu_count=parallelism.gpu_count,
         sixteen_bit_peak_tflops=device.bf16_tflops or device.fp16_tflops or 0.0,
         utilization=utilization,
@@ -165,21 +166,28 @@ def _moe_training(
     )
 
 
-def _expert_parallel(arch: ModelArchitecture, parallelism: Parallelism) -> int:
-    """The GPUs a MoE's experts spread over: the layout's expert parallelism; a layout
-    without one, every data-parallel GPU (as many as there are experts)."""
+def _node_ranks(parallelism: Parallelism, node_gpus: int) -> int:
+    """Data-parallel ranks in one node: expert parallelism counts ranks, each a tensor-parallel
+    group of GPUs."""
+    return max(1, node_gpus // parallelism.tensor_parallel)
+
+
+def _expert_parallel(arch: ModelArchitecture, parallelism: Parallelism, node_ranks: int) -> int:
+    """The data-parallel ranks a MoE's experts spread over: the layout's expert parallelism; a
+    layout without one replicates or shards its experts by ZeRO, and dispatches only inside the
+    node (as moe.py prices it), never across nodes."""
     if parallelism.expert_parallel > 1:
         return parallelism.expert_parallel
-    return min(routed_experts(arch), parallelism.data_parallel)
+    return min(routed_experts(arch), parallelism.data_parallel, node_ranks)
 
 
-def _experts_elsewhere(workload: Workload, parallelism: Parallelism, node_gpus: int) -> float:
+def _experts_elsewhere(workload: Workload, parallelism: Parallelism, node_ranks: int) -> float:
     """Under expert parallelism past a node, the routed-expert parameters a node does not
-    hold (its GPUs hold node / EP of them): their gradients are reduced by other nodes."""
+    hold (its ranks hold node_ranks / EP of them): their gradients are reduced by other nodes."""
     ep = parallelism.expert_parallel
-    if ep <= node_gpus or workload.task.adapters:
+    if ep <= node_ranks or workload.task.adapters:
         return 0.0
-    return workload.architecture.params_routed_experts * (1 - node_gpus / ep)
+    return workload.architecture.params_routed_experts * (1 - node_ranks / ep)
 
 
 def _scale_out(
@@ -191,6 +199,7 @@ def _scale_out(
     micro_batch_tokens = workload.batch_size * workload.context_tokens
     tokens_per_gpu = workload.tokens_to_train / parallelism.data_parallel
     nodes = cluster.nodes(parallelism.gpu_count)
+    node_ranks = _node_ranks(parallelism, cluster.node_gpus)
     moe_bytes = 0.0
     if is_moe(arch):
         forward = A2A_PER_MOE_LAYER_FORWARD * (
@@ -200,11 +209,11 @@ def _scale_out(
             experts=routed_experts(arch),
             experts_per_token=arch.experts_per_token,
             hidden_size=arch.hidden_size,
-            moe_layers=arch.moe_layers,
+            moe_layers=arch.moe_layers / parallelism.pipeline_parallel,
             calls_per_layer=forward + A2A_PER_MOE_LAYER_BACKWARD,
             tokens_per_gpu=tokens_per_gpu,
-            node_gpus=cluster.node_gpus,
-            expert_parallel=_expert_parallel(arch, parallelism),
+            node_gpus=node_ranks,
+            expert_parallel=_expert_parallel(arch, parallelism, node_ranks),
         )
     return scale_out(
         cluster=cluster,
@@ -215,7 +224,7 @@ def _scale_out(
         bytes_per_node=collective_bytes_per_node(
             params_total=arch.params_total,
             params_trained=trainable_params(workload)
-            - _experts_elsewhere(workload, parallelism, cluster.node_gpus),
+            - _experts_elsewhere(workload, parallelism, node_ranks),
             zero_stage=parallelism.zero_stage,
             pipeline_parallel=parallelism.pipeline_parallel,
             nodes=nodes,
