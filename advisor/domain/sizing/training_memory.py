@@ -206,29 +206,15 @@ def training_memory(workload: Workload, parallelism: Parallelism) -> MemoryBreak
     )
 
 
-def _replicated_until(
-    stage: int,
-    sharded_from: int,
-    trained: int,
-    bytes_per_param: float,
-    split: int,
-    dp: int,
-    parallelism: Parallelism,
-    workload: Workload,
-) -> float:
-    """Bytes per GPU of a per-parameter tensor (weights or gradients) that every data-parallel
-    GPU holds whole below ZeRO stage `sharded_from` and a 1/dp shard of from it. Under expert
-    parallelism the routed experts are split over EP GPUs of the group (Megatron's expert
-    parallelism: 1/EP of them each, sharded further over the dp/EP GPUs holding the same
-    experts); the optimizer states are sharded over all dp either way (ZeRO-1 and up)."""
-    sharded = stage >= sharded_from
+def _unsharded_params(workload: Workload, parallelism: Parallelism, trained: int) -> float:
+    """The trained parameters a data-parallel GPU holds (before tensor and pipeline splits) of
+    a tensor ZeRO does not shard: all of them, less the routed experts expert parallelism puts
+    on the other GPUs of its group (Megatron's EP: 1/EP of the experts each). Sharded by ZeRO,
+    every GPU holds 1/dp of everything, experts or not."""
     ep = parallelism.expert_parallel
-    experts = (
-        workload.architecture.params_routed_experts if ep > 1 and not workload.task.adapters else 0
-    )
-    dense = (trained - experts) * bytes_per_param / split / (dp if sharded else 1)
-    routed = experts * bytes_per_param / split / (dp if sharded else ep)
-    return dense + routed
+    if ep <= 1 or workload.task.adapters:
+        return trained
+    return trained - workload.architecture.params_routed_experts * (1 - 1 / ep)
 
 
 def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerms:
@@ -254,13 +240,15 @@ def training_terms(workload: Workload, parallelism: Parallelism) -> TrainingTerm
             frozen = arch.params_total * (4 if fp32 else 2)
         weights = (frozen + trained * w_bytes) / split / (dp if stage >= 3 else 1)
     else:
-        weights = _replicated_until(stage, 3, trained, w_bytes, split, dp, parallelism, workload)
+        held = trained / dp if stage >= 3 else _unsharded_params(workload, parallelism, trained)
+        weights = held * w_bytes / split
     if workload.steps_in_backward and not workload.task.adapters:
         # Each parameter is stepped as its gradient arrives: the largest one (the embedding
         # or output matrix) is the most that is ever held.
         gradients = arch.vocab_size * arch.hidden_size * g_bytes / tp
     else:
-        gradients = _replicated_until(stage, 2, trained, g_bytes, split, dp, parallelism, workload)
+        held = trained / dp if stage >= 2 else _unsharded_params(workload, parallelism, trained)
+        gradients = held * g_bytes / split
     optimizer = trained * o_bytes / split / (dp if stage >= 1 else 1)
     if workload.optimizer_offload or workload.parameter_offload:
         # ZeRO-Offload / FSDP CPUOffloadPolicy: optimizer states (with any fp32 master) step

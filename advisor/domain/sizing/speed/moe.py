@@ -101,7 +101,7 @@ A2A_ACTIVATION_BYTES = 2  # bf16 hidden states (DeepEP and Megatron dispatch in 
 
 
 def is_moe(arch: ModelArchitecture) -> bool:
-    return bool(arch.params_routed_experts) and arch.moe_layers > 0 and arch.experts_per_token > 0
+    return arch.routed_expert_count > 0
 
 
 def routed_experts(arch: ModelArchitecture) -> int:
