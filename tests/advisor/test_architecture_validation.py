@@ -135,6 +135,9 @@ FIELD_HOME = {
     "patch_size": "gemma-3-4b/vision_config",
     "num_channels": "gemma-3-4b/vision_config",
     "spatial_merge_size": "mistral-small-3.2-24b",
+    "projector_input_dim": "llama-4-maverick-17b-128e/vision_config",
+    "projector_output_dim": "llama-4-maverick-17b-128e/vision_config",
+    "vision_output_dim": "llama-4-maverick-17b-128e/vision_config",
 }
 
 

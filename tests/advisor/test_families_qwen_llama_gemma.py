@@ -59,8 +59,10 @@ def test_bundled_with_an_index_entry_naming_its_hub_id_and_source(slug):
         ("qwen3-30b-a3b", 30.5, 3.4),  # card: "30.5B total, 3.3B activated" (3.35B)
         ("qwen3-235b-a22b", 235.1, 22.2),  # "235B total, 22B activated"
         ("qwen1.5-moe-a2.7b", 14.3, 2.7),  # "14.3B total, 2.7B activated"
-        ("llama-4-scout-17b-16e", 107.8, 17.2),  # 17B active; 109B with the vision tower
-        ("llama-4-maverick-17b-128e", 400.7, 17.2),  # 17B active, 400B total
+        # "17B (Activated) 109B (Total)" and "17B (Activated) 400B (Total)", the vision
+        # tower included; transformers' Llama 4 page: "109B, and 402B parameters"
+        ("llama-4-scout-17b-16e", 108.6, 17.2),
+        ("llama-4-maverick-17b-128e", 401.6, 17.2),
         ("gemma-3-27b", 27.4, 27.0),  # 27.4B with the SigLIP tower, idle for text tokens
     ],
 )
@@ -186,13 +188,41 @@ def test_llama4_interleaves_moe_layers_with_dense_ones_and_keeps_a_shared_expert
     assert listed.params_routed_experts == 4 * expert
 
 
-def test_llama4_wrapper_sizes_the_text_model_and_says_the_vision_tower_is_not_included():
+def test_llama4_wrapper_without_vision_config_says_the_vision_tower_is_not_included():
     text = architecture_from_config(LLAMA4_TEXT)
     wrapped = architecture_from_config(
         {"model_type": "llama4", "text_config": {**LLAMA4_TEXT, "model_type": "llama4_text"}}
     )
     assert wrapped.params_total == text.params_total
     assert any("vision tower" in note and "not included" in note for note in wrapped.notes)
+
+
+@pytest.mark.parametrize(
+    ("slug", "hub_total"),
+    [
+        # The Hub's parameter count of meta-llama/Llama-4-Scout-17B-16E-Instruct; Maverick's as
+        # Fireworks' billing export lists it (docs.fireworks.ai, "Exporting Billing Metrics").
+        ("llama-4-scout-17b-16e", 108_641_793_536),
+        ("llama-4-maverick-17b-128e", 401_583_781_376),
+    ],
+)
+def test_llama4_counts_its_vision_encoder_and_equals_the_published_total(slug, hub_total):
+    config = bundled_config(slug)
+    text = architecture_from_config({**config["text_config"], "model_type": "llama4_text"})
+    wrapped = architecture_from_config(config)
+    assert wrapped.params_total == hub_total
+    # A ViT-style encoder of 34 layers at 1,408 wide: each layer 4 x 1,982,464 + 4 x 1,408
+    # (q, k, v, o) + 2 x 7,929,856 + 5,632 + 1,408 (fc1, fc2) + 4 x 1,408 (LayerNorms); the
+    # pixel-shuffle adapter 23,068,672 + 16,777,216 and the projector 20,971,520, as a
+    # published module table of the checkpoint lists them.
+    layer = 4 * 1_982_464 + 4 * 1_408 + 2 * 7_929_856 + 5_632 + 1_408 + 4 * 1_408
+    embedding = 1_408 + 812_416 + 827_904 + 4 * 1_408
+    tower = embedding + 34 * layer + 23_068_672 + 16_777_216 + 20_971_520
+    assert wrapped.params_vision == tower
+    assert wrapped.params_total - text.params_total == tower
+    # Idle for text tokens: the active parameters and the KV cache are the text model's.
+    assert wrapped.params_active == text.params_active
+    assert wrapped.kv_bytes_per_token(2) == text.kv_bytes_per_token(2)
 
 
 GEMMA3_TEXT = {

@@ -73,6 +73,10 @@ FIELD_LIMITS: dict[str, int] = {
     "num_channels": 1_024,
     # Mistral 3's projector merges spatial_merge_size^2 patches into one token
     "spatial_merge_size": 1_024,
+    # Llama 4's vision adapter and projector widths
+    "projector_input_dim": 1_048_576,
+    "projector_output_dim": 1_048_576,
+    "vision_output_dim": 1_048_576,
 }
 # 10 trillion parameters: beyond any published model; the bound for a bare count too.
 MAX_PARAMS_TOTAL = 10**13

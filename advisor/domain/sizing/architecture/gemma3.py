@@ -8,7 +8,6 @@ their KV cache stops growing; the sixth attends to the whole context. The vision
 projector are counted when vision_config gives their shapes (they hold no KV cache)."""
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from advisor.domain.sizing.architecture.config_values import (
@@ -27,6 +26,7 @@ from advisor.domain.sizing.architecture.shared_shapes import (
     attention_groups,
     embeddings,
     gated_mlp_groups,
+    with_vision_tower,
 )
 
 WINDOW_KINDS = frozenset({"full_attention", "sliding_attention"})
@@ -119,22 +119,4 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         if "vision_config" in config
         else None
     )
-    if vision is None:
-        return replace(
-            model,
-            notes=(
-                *model.notes,
-                "sized: the text model; vision_config does not give the vision tower's shapes, "
-                "so it is not included",
-            ),
-        )
-    return replace(
-        model,
-        params_total=model.params_total + vision,
-        params_vision=vision,
-        notes=(
-            *model.notes,
-            f"includes the SigLIP vision tower and projector ({vision:,} parameters, no KV "
-            "cache, not active for text tokens); the text model has the rest",
-        ),
-    )
+    return with_vision_tower(model, vision, "SigLIP vision tower and projector")

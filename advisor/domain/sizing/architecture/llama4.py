@@ -6,10 +6,11 @@ intermediate_size, a shared expert of the same width and a router; the other lay
 of intermediate_size_mlp. Attention layers with RoPE attend within chunks of
 attention_chunk_size tokens, so their KV cache holds at most one chunk; NoPE layers
 (`no_rope_layers` 0, else every `no_rope_layer_interval`-th) attend globally. The q/k norm is an
-L2 norm without weights. The vision tower is not counted."""
+L2 norm without weights. The vision tower (a ViT with a class token, a pixel-shuffle MLP
+adapter and a linear projector into the text model) is counted when vision_config gives its
+shapes; it holds no KV cache and is idle for text tokens."""
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from advisor.domain.sizing.architecture.config_values import (
@@ -32,9 +33,12 @@ from advisor.domain.sizing.architecture.shared_shapes import (
     gated_mlp_groups,
     max_positions,
     trunk,
+    with_vision_tower,
 )
 
 CHUNK_KINDS = frozenset({"full_attention", "chunked_attention"})
+# Llama 4's q/k norm is an L2 norm without weights: on or off, the counts are the same.
+KNOWN_FIELDS = frozenset({"use_qk_norm"})
 
 
 def _moe_layers(config: Mapping[str, Any], layers: int) -> int:
@@ -118,6 +122,41 @@ def read_text(config: Mapping[str, Any], name: str, family: str) -> ModelArchite
     )
 
 
+VISION_SHAPES = (
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "image_size",
+    "patch_size",
+    "projector_input_dim",
+    "projector_output_dim",
+    "vision_output_dim",
+)
+
+
+def vision_params(vision: Mapping[str, Any], text_hidden: int) -> int | None:
+    """Llama 4's vision encoder, adapter and projector (transformers' Llama4VisionModel and
+    Llama4MultiModalProjector), or None when vision_config does not give their shapes."""
+    if any(vision.get(shape) is None for shape in VISION_SHAPES):
+        return None
+    vh = positive_int(vision, "hidden_size")
+    inter = positive_int(vision, "intermediate_size")
+    patch = positive_int(vision, "patch_size")
+    positions = (positive_int(vision, "image_size") // patch) ** 2 + 1  # the class token's too
+    channels = optional_int(vision, "num_channels", 3)
+    # Class embedding, positions, the unfolded patches' bias-free linear, two LayerNorms.
+    embedding = vh + positions * vh + channels * patch * patch * vh + 2 * 2 * vh
+    # q, k, v, o with biases; fc1 and fc2 with biases; two LayerNorms with biases.
+    layer = 4 * (vh * vh + vh) + (vh * inter + inter) + (inter * vh + vh) + 2 * 2 * vh
+    projector_in = positive_int(vision, "projector_input_dim")
+    # The pixel-shuffle MLP (bias-free), then the projector into the text model.
+    adapter = inter * projector_in + projector_in * positive_int(vision, "projector_output_dim")
+    projector = positive_int(vision, "vision_output_dim") * text_hidden
+    if flag(vision, "multi_modal_projector_bias", False):
+        projector += text_hidden
+    return embedding + positive_int(vision, "num_hidden_layers") * layer + adapter + projector
+
+
 def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     if config["model_type"] == "llama4_text":
         return read_text(config, name, "llama4_text")
@@ -125,11 +164,9 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
     if optional_text(text, "model_type", "llama4_text") != "llama4_text":
         raise UnsupportedArchitecture("llama4: text_config.model_type must be llama4_text")
     model = read_text(text, name, "llama4")
-    return replace(
-        model,
-        notes=(
-            *model.notes,
-            "sized: the text model; the vision tower and projector are not included "
-            "(not counted here)",
-        ),
+    vision = (
+        vision_params(sub_config(config, "vision_config"), model.hidden_size)
+        if "vision_config" in config
+        else None
     )
+    return with_vision_tower(model, vision, "vision tower, its adapter and projector")

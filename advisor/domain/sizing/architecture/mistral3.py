@@ -8,7 +8,6 @@ spatial_merge_size^2 patches, and two linears into the text model's width); othe
 notes say they are not included."""
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from advisor.domain.sizing.architecture import decoder
@@ -20,6 +19,7 @@ from advisor.domain.sizing.architecture.config_values import (
     sub_config,
 )
 from advisor.domain.sizing.architecture.model import ModelArchitecture, UnsupportedArchitecture
+from advisor.domain.sizing.architecture.shared_shapes import with_vision_tower
 
 TEXT_MODEL_TYPES = ("mistral", "llama")
 PIXTRAL_PATCH_SIZE = 16
@@ -39,27 +39,7 @@ def read(config: Mapping[str, Any], name: str) -> ModelArchitecture:
         if "vision_config" in config
         else None
     )
-    if vision is None:
-        return replace(
-            model,
-            family="mistral3",
-            notes=(
-                *model.notes,
-                "text model only: vision_config does not give the vision tower's shapes, so it "
-                "and the projector are not included",
-            ),
-        )
-    return replace(
-        model,
-        family="mistral3",
-        params_total=model.params_total + vision,
-        params_vision=vision,
-        notes=(
-            *model.notes,
-            f"includes the Pixtral vision tower and projector ({vision:,} parameters, no KV "
-            "cache, not active for text tokens); the text model has the rest",
-        ),
-    )
+    return with_vision_tower(model, vision, "Pixtral vision tower and projector", family="mistral3")
 
 
 def pixtral_params(

@@ -2,6 +2,7 @@
 experts, gated MLPs and their LoRA targets, and the assembly of a ModelArchitecture."""
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from advisor.domain.sizing.architecture.config_values import flag, optional_int, positive_int
@@ -142,4 +143,30 @@ def assemble(
         kv_dim=kv_dim,
         vocab_size=shape.vocab,
         **(defaults | details),
+    )
+
+
+def with_vision_tower(
+    model: ModelArchitecture, tower: int | None, what: str, **changes: Any
+) -> ModelArchitecture:
+    """A multimodal wrapper's text model with its vision tower (`what`, `tower` parameters)
+    added to the weights but not to the active parameters or the KV cache: it is loaded and
+    idle while text is generated. None: vision_config does not give the tower's shapes, and
+    the answer says it is not included."""
+    if tower is None:
+        note = (
+            f"sized: the text model; vision_config does not give the {what}'s shapes, so it is "
+            "not included"
+        )
+        return replace(model, notes=(*model.notes, note), **changes)
+    note = (
+        f"includes the {what} ({tower:,} parameters, no KV cache, not active for text tokens); "
+        "the text model has the rest"
+    )
+    return replace(
+        model,
+        params_total=model.params_total + tower,
+        params_vision=tower,
+        notes=(*model.notes, note),
+        **changes,
     )
