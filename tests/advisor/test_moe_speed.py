@@ -88,6 +88,8 @@ def test_the_all_to_all_costs_time_that_grows_with_tokens():
 def test_the_answer_says_what_it_assumed_of_a_moe():
     (item,) = moe_assumptions(MOE)
     assert "top-8" in item and "all-to-all" in item
+    # Served on several GPUs, sized as tensor parallel: what expert parallelism would change.
+    assert "expert parallelism on the same node holds the same memory" in item
     assert moe_assumptions(_dense_of_active_size()) == []
     rule = _training(MOE, "H100-SXM").recompute_rule
     assert "routed experts" in rule and "expert parallelism 8" in rule
