@@ -71,8 +71,9 @@ class ReplicaTimes:
         share when one iteration runs both (vLLM V1 and SGLang batch them into one forward
         pass; Sarathi-Serve's hybrid batches): the weights are read once and the matmuls run
         over both tokens together, so the iteration is max(weights, compute of all its tokens)
-        where apart each paid its own max(weights, compute); a MoE's fixed cost per expert
-        touched is paid once for the experts either touches (the larger of the two).
+        where apart each paid its own max(weights, compute); a MoE's fixed expert cost is paid
+        once, by the pass whose cost is larger (the decode's per layer is in the prefill's per
+        expert touched).
         Attention, all-reduces and per-layer costs are the two passes' own and stay."""
         if tokens <= 0 or concurrency <= 0:
             return Range(0.0, 0.0, 0.0)
@@ -82,7 +83,7 @@ class ReplicaTimes:
         decoding = _on_grid(concurrency, lambda at: self._parts_at(at).decode_weight_seconds)
         per_token = alone.compute_seconds_per_token
         arch = self.workload.architecture
-        decode_experts = decode_expert_seconds(arch, concurrency)
+        decode_experts = decode_expert_seconds(arch)
         prefill_experts = prefill_expert_seconds(arch, tokens)
         ends = []
         for end in ("low", "expected", "high"):

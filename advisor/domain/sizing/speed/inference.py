@@ -271,11 +271,11 @@ def inference_speed(workload: Workload, device: Device, parallelism: Parallelism
     # docs/source/gpt_attention.md): its KV reads add to the matmuls' time, however those are
     # bound, rather than hide under compute-bound ones.
     kv_time = DECODE_BANDWIDTH_EFFICIENCY.inverted(kv_bytes / bandwidth)
-    # A MoE's routed experts: a fixed cost per expert the step touches (moe.py).
+    # A MoE's routed experts: a fixed cost per MoE layer (moe.py).
     step = (
         weight_time.slower(compute_time)
         .plus(kv_time)
-        .plus(decode_expert_seconds(arch, batch))
+        .plus(decode_expert_seconds(arch))
         .plus(tensor_parallel_allreduce_seconds(workload, device, parallelism, batch))
     )
     memory_time = weight_time.plus(kv_time)
