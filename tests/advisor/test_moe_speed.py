@@ -63,10 +63,10 @@ def test_a_decode_step_pays_for_the_experts_it_touches_in_bytes_not_in_a_fixed_c
         for batch in (1, 8, 64)
     ]
     assert steps[0] < steps[1] < steps[2]  # more experts read
-    # The fixed part is per MoE layer, whatever the batch (the calibration set's batch-8 row
-    # holds the whole figure).
+    # The fixed part is per MoE layer, whatever the batch (the calibration set's batch-8 row,
+    # 66% slow under a cost per expert touched, holds the whole figure).
     per_layer = decode_expert_seconds(MOE).expected / MOE.moe_layers
-    assert per_layer == DECODE_SECONDS_PER_MOE_LAYER.expected
+    assert per_layer == pytest.approx(DECODE_SECONDS_PER_MOE_LAYER.expected)
 
 
 def _training(arch, device_key, dtype="bf16", stack="fsdp2"):
@@ -101,11 +101,12 @@ def test_the_all_to_all_costs_time_that_grows_with_tokens():
 
 
 def test_the_answer_says_what_it_assumed_of_a_moe():
-    (item,) = moe_assumptions(MOE)
+    (item,) = moe_assumptions(MOE, serving=False)
     assert "top-8" in item and "all-to-all" in item
-    # Served on several GPUs, sized as tensor parallel: what expert parallelism would change.
-    assert "expert parallelism on the same node holds the same memory" in item
-    assert moe_assumptions(_dense_of_active_size()) == []
+    # Served, sized as tensor parallel: what expert parallelism would change, said once.
+    (_, serving) = moe_assumptions(MOE, serving=True)
+    assert "expert parallelism on the same node holds the same memory" in serving
+    assert moe_assumptions(_dense_of_active_size(), serving=True) == []
     rule = _training(MOE, "H100-SXM").recompute_rule
     assert "routed experts" in rule and "expert parallelism 8" in rule
 
@@ -127,7 +128,7 @@ def test_a_moe_first_token_costs_more_than_a_dense_model_of_its_active_size():
     assert moe.expected > dense.expected + prefill_expert_seconds(MOE, 1024).expected * 0.9
 
 
-def test_an_iteration_that_decodes_and_prefills_pays_the_per_expert_cost_once():
+def test_an_iteration_that_decodes_and_prefills_pays_the_fixed_expert_cost_once():
     times = ReplicaTimes(
         Workload(MOE, context_tokens=2049, output_tokens=128), GPUS["H100-SXM"], Parallelism(1)
     )

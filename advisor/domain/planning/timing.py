@@ -72,8 +72,10 @@ class ReplicaTimes:
         pass; Sarathi-Serve's hybrid batches): the weights are read once and the matmuls run
         over both tokens together, so the iteration is max(weights, compute of all its tokens)
         where apart each paid its own max(weights, compute); a MoE's fixed expert cost is paid
-        once, by the pass whose cost is larger (the decode's per layer is in the prefill's per
-        expert touched).
+        once, the larger of the two passes' (the decode's is per MoE layer, the prefill's per
+        expert its tokens touch: larger past a dozen or so tokens). An approximation: the fused
+        pass touches the union of both passes' experts, which a short prefill chunk may make
+        costlier than either alone.
         Attention, all-reduces and per-layer costs are the two passes' own and stay."""
         if tokens <= 0 or concurrency <= 0:
             return Range(0.0, 0.0, 0.0)

@@ -100,7 +100,7 @@ def assumptions(workload: Workload) -> list[str]:
         f"parameters: {arch.params_total:,} total, {arch.params_active:,} active per token",
     ]
     items.extend(arch.notes)
-    items.extend(moe_assumptions(arch))
+    items.extend(moe_assumptions(arch, serving=not workload.task.trains))
     if arch.max_positions and workload.context_tokens > arch.max_positions:
         items.append(
             f"context of {workload.context_tokens:,} tokens is beyond the "

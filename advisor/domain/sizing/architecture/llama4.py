@@ -37,8 +37,9 @@ from advisor.domain.sizing.architecture.shared_shapes import (
 )
 
 CHUNK_KINDS = frozenset({"full_attention", "chunked_attention"})
-# Llama 4's q/k norm is an L2 norm without weights: on or off, the counts are the same.
-KNOWN_FIELDS = frozenset({"use_qk_norm"})
+# Llama 4's q/k norm is an L2 norm without weights: on or off, the counts are the same; the
+# projector has no bias whatever multi_modal_projector_bias says (transformers' projector).
+KNOWN_FIELDS = frozenset({"use_qk_norm", "multi_modal_projector_bias"})
 
 
 def _moe_layers(config: Mapping[str, Any], layers: int) -> int:
@@ -148,12 +149,12 @@ def vision_params(vision: Mapping[str, Any], text_hidden: int) -> int | None:
     embedding = vh + positions * vh + channels * patch * patch * vh + 2 * 2 * vh
     # q, k, v, o with biases; fc1 and fc2 with biases; two LayerNorms with biases.
     layer = 4 * (vh * vh + vh) + (vh * inter + inter) + (inter * vh + vh) + 2 * 2 * vh
-    projector_in = positive_int(vision, "projector_input_dim")
-    # The pixel-shuffle MLP (bias-free), then the projector into the text model.
-    adapter = inter * projector_in + projector_in * positive_int(vision, "projector_output_dim")
+    # The pixel-shuffle MLP (Llama4VisionMLP2: intermediate -> projector_input_dim, then
+    # projector_output_dim square, bias-free), then the bias-free projector into the text model
+    # (transformers builds it without a bias whatever multi_modal_projector_bias says).
+    projector_out = positive_int(vision, "projector_output_dim")
+    adapter = inter * positive_int(vision, "projector_input_dim") + projector_out * projector_out
     projector = positive_int(vision, "vision_output_dim") * text_hidden
-    if flag(vision, "multi_modal_projector_bias", False):
-        projector += text_hidden
     return embedding + positive_int(vision, "num_hidden_layers") * layer + adapter + projector
 
 

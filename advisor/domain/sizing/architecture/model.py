@@ -40,6 +40,7 @@ class StoredWeights:
     parts: tuple[WeightPart, ...]
     checkpoint_extra_bytes: float = 0.0  # in the files but not loaded to serve (an MTP module)
     routed_expert_bytes: float = 0.0  # of weight_bytes: the MoE's routed experts, as stored
+    vision_bytes: float = 0.0  # of weight_bytes: a vision tower, idle while text is generated
 
     @property
     def weight_bytes(self) -> float:

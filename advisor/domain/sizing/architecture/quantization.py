@@ -221,6 +221,7 @@ def stored_weights(
         quantised_bits = MXFP4_BITS
         expert_bytes = experts * MXFP4_BITS / 8
         expert_bytes += (architecture.params_routed_experts - experts) * SIXTEEN_BITS / 8
+        vision_bytes = architecture.params_vision * SIXTEEN_BITS / 8
     else:
         what, quantised_bits, kept_field = _linear_format(
             settings, method, architecture.hidden_size
@@ -235,11 +236,13 @@ def stored_weights(
         parts += (WeightPart(f"{sixteen} embeddings and output head", embedding, SIXTEEN_BITS),)
         summary = f"{what} linear layers, {kept}"
         expert_bytes = architecture.params_routed_experts * quantised_bits / 8
+        vision_bytes = architecture.params_vision * quantised_bits / 8  # in the linear layers
     return StoredWeights(
         method=method,
         summary=f"weights as stored: {summary} (from quantization_config)",
         parts=parts,
         routed_expert_bytes=expert_bytes,
+        vision_bytes=vision_bytes,
         checkpoint_extra_bytes=_prediction_layer_bytes(
             config, architecture, reader, quantised_bits
         ),

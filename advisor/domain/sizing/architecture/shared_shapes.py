@@ -155,8 +155,8 @@ def with_vision_tower(
     the answer says it is not included."""
     if tower is None:
         note = (
-            f"sized: the text model; vision_config does not give the {what}'s shapes, so it is "
-            "not included"
+            f"sized: the text model; vision_config does not give the shapes of the {what}, so "
+            "it is not included"
         )
         return replace(model, notes=(*model.notes, note), **changes)
     note = (

@@ -77,12 +77,13 @@ def _expected_weight_fraction_read(workload: Workload) -> float:
 
 def _weight_bytes_read(workload: Workload) -> float:
     """Weight bytes one decode step reads. A checkpoint stored at mixed widths (MXFP4 experts,
-    bf16 attention) reads its experts' stored bytes, not their share of the parameters."""
+    bf16 attention) reads its experts' stored bytes, not their share of the parameters, and
+    never its vision tower."""
     stored = workload.stored_weights
     if stored is None or not stored.routed_expert_bytes:
         return serving_weight_bytes(workload) * _expected_weight_fraction_read(workload)
     idle = (1 - workload.architecture.routed_fraction_per_token) ** workload.batch_size
-    return stored.weight_bytes - stored.routed_expert_bytes * idle
+    return stored.weight_bytes - stored.routed_expert_bytes * idle - stored.vision_bytes
 
 
 def dequantised_weight_flops(workload: Workload, device: Device) -> float:
