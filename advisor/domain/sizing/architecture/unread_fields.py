@@ -32,6 +32,9 @@ COUNT_NEUTRAL_FIELDS = frozenset(
         "dtype",
         "auto_map",
         "bos_token_id",
+        "boi_token_index",  # a multimodal model's image markers: ids in its vocabulary
+        "eoi_token_index",
+        "image_token_index",
         "eos_token_id",
         "pad_token_id",
         "sep_token_id",
