@@ -158,7 +158,9 @@ def test_derived_geforce_figures_agree_with_nvidias_ai_tops(specs, key, headline
     tops, factor = headline
     assert specs[key].int8_tops_dense * factor == pytest.approx(tops, rel=0.005)
     # FP32 accumulate: FP16/BF16 at a quarter of the dense INT8 rate, FP8 at half.
-    assert specs[key].bf16_tflops_dense == pytest.approx(specs[key].int8_tops_dense / 4, rel=0.01)
+    assert specs[key].bf16_tflops_dense == pytest.approx(
+        specs[key].int8_tops_dense / 4, rel=Decimal("0.01")
+    )
 
 
 # (key, field, value, what the source says, where it says it). Dense figures: where a source
