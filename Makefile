@@ -65,11 +65,14 @@ screenshots: install-dev browser
 	$(BIN)/python scripts/screenshots.py
 
 # PostgreSQL and Redis are real in the tests: the machine's own are used when they answer on
-# their standard ports (CI starts them), SQLite and in-process tasks otherwise.
+# their standard ports (CI starts them), SQLite and in-process tasks otherwise. pytest-xdist runs
+# a worker per core, at most four (each has its own test database, cache database and task
+# queue: tests/environment.py); TEST_WORKERS=0 runs the suite in this one process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
 test: install-dev browser
 	@if [ -z "$$DATABASE_URL" ] && pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then \
 		export DATABASE_URL=postgres://postgres@127.0.0.1:5432/gpu_advisor; fi; \
 	if [ -z "$$CELERY_BROKER_URL" ] && redis-cli -h 127.0.0.1 ping >/dev/null 2>&1; then \
 		export CELERY_BROKER_URL=redis://127.0.0.1:6379/0 CACHE_URL=redis://127.0.0.1:6379/1; fi; \
 	echo "Testing against $${DATABASE_URL:-SQLite} and $${CELERY_BROKER_URL:-in-process tasks}"; \
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
