@@ -21,6 +21,21 @@ def _transactional(item: pytest.Item) -> bool:
     )
 
 
+# pytest-xdist's `load` mode hands each worker its tests in collection order, so every worker
+# still runs its transactional tests (below) after its plain ones; the modes that group tests by
+# file or steal them from another worker do not, and a plain test after a flush finds no beat
+# schedules (tried: `--dist worksteal` failed two such tests).
+ORDER_KEEPING_DISTRIBUTIONS = frozenset({"no", "load"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    distribution = getattr(config.option, "dist", "no")
+    if distribution not in ORDER_KEEPING_DISTRIBUTIONS:
+        raise pytest.UsageError(
+            f"--dist {distribution} may run plain tests after transactional ones: use --dist load"
+        )
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A transactional test (a real worker, the live server of the browser tests) ends by
