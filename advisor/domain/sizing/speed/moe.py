@@ -43,7 +43,7 @@ TT_INFERENCE_SERVER_A100 = "https://github.com/tenstorrent/tt-inference-server/i
 # bandwidth efficiency take 4.7 ms: 4.9 ms over 48 MoE layers is 102 us per layer. The band:
 # the row's figure inside at either end of the bandwidth band. The cost was first read as per
 # expert touched (12.8 us, the same figure at batch 1 for a top-8 model); TensorRT-LLM 0.21's
-# DeepSeek-R1 on 8 H200s decodes at batch 8 only 4.4 ms slower than at batch 1 (held out),
+# DeepSeek-R1 on 8 H200s decodes at batch 8 only 4.4 ms slower than at batch 1 (a held-out row),
 # while its ~57 experts touched per layer instead of 8 would have added 36 ms: what grows with
 # the experts is their bytes (3.3 ms of those 4.4), not a fixed cost each. That row chose the
 # form, so it is in sample.
